@@ -1,0 +1,112 @@
+import { randomBytes } from "node:crypto";
+import { hashSecret, randomToken, sha256Hex } from "../crypto/hash.js";
+import { invalidRequest, ApiError } from "../errors.js";
+import { isScope } from "../auth/scopes.js";
+import type { Db, Environment } from "../db/prisma.js";
+
+/** Operator actions, shared by the admin GraphQL mutations and the admin CLI so both behave alike. */
+
+const CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+function storeCode(): string {
+  const bytes = randomBytes(10);
+  return Array.from(bytes, (b) => CODE_ALPHABET[b % CODE_ALPHABET.length]).join("");
+}
+
+function slugify(name: string): string {
+  return (
+    name
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "")
+      .slice(0, 60) || "store"
+  );
+}
+
+export interface CreateStoreInput {
+  name: string;
+  environment: Environment;
+  slug?: string | null;
+  phone?: string | null;
+}
+
+export async function createStore(db: Db, input: CreateStoreInput) {
+  if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
+  const base = input.slug ? slugify(input.slug) : slugify(input.name);
+  for (let i = 0; i < 5; i++) {
+    const slug = i === 0 ? base : `${base}-${randomToken(3).toLowerCase().replace(/[^a-z0-9]/g, "x")}`;
+    const taken = await db.store.findUnique({ where: { environment_slug: { environment: input.environment, slug } } });
+    if (taken) {
+      if (input.slug) throw new ApiError("CONFLICT", `slug "${slug}" is already used in ${input.environment}`);
+      continue;
+    }
+    return db.store.create({
+      data: { name: input.name.trim(), environment: input.environment, slug, phone: input.phone ?? null, code: storeCode() },
+    });
+  }
+  throw new ApiError("CONFLICT", "could not find a free slug; pass one explicitly");
+}
+
+export interface CreateApplicationInput {
+  name: string;
+  environment: Environment;
+  scopes: string[];
+}
+
+export async function createApplication(db: Db, input: CreateApplicationInput) {
+  const bad = input.scopes.filter((s) => !isScope(s));
+  if (bad.length) {
+    throw invalidRequest(`Unknown scope(s): ${bad.join(", ")}`, bad.map((s) => ({ field: "scopes", code: "UNKNOWN_SCOPE", message: s })));
+  }
+  if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
+  const clientSecret = `cs_${randomToken(32)}`;
+  const application = await db.application.create({
+    data: {
+      name: input.name.trim(),
+      environment: input.environment,
+      scopes: [...new Set(input.scopes)],
+      clientId: `${input.environment === "SANDBOX" ? "sbx" : "prd"}_${randomToken(15)}`,
+      clientSecretHash: await hashSecret(clientSecret),
+    },
+  });
+  return { application, clientSecret };
+}
+
+async function appAndStore(db: Db, clientId: string, storeId: string) {
+  const app = await db.application.findUnique({ where: { clientId } });
+  if (!app) throw new ApiError("NOT_FOUND", `no Application with clientId ${clientId}`);
+  const store = /^[0-9a-f-]{36}$/i.test(storeId)
+    ? await db.store.findUnique({ where: { id: storeId } })
+    : await db.store.findUnique({ where: { code: storeId } });
+  if (!store) throw new ApiError("NOT_FOUND", `no store with id or code ${storeId}`);
+  return { app, store };
+}
+
+export async function createGrant(db: Db, input: { clientId: string; storeId: string }) {
+  const { app, store } = await appAndStore(db, input.clientId, input.storeId);
+  if (app.environment !== store.environment) {
+    throw new ApiError("UNPROCESSABLE_ENTITY", `a ${app.environment} Application cannot be granted a ${store.environment} store`);
+  }
+  return db.grant.upsert({
+    where: { applicationId_storeId: { applicationId: app.id, storeId: store.id } },
+    create: { applicationId: app.id, storeId: store.id },
+    update: { status: "ACTIVE", revokedAt: null },
+  });
+}
+
+export async function revokeGrant(db: Db, input: { clientId: string; storeId: string }) {
+  const { app, store } = await appAndStore(db, input.clientId, input.storeId);
+  const grant = await db.grant.findUnique({ where: { applicationId_storeId: { applicationId: app.id, storeId: store.id } } });
+  if (!grant) throw new ApiError("NOT_FOUND", "no such grant");
+  return db.grant.update({ where: { id: grant.id }, data: { status: "REVOKED", revokedAt: new Date() } });
+}
+
+export const ADMIN_KEY_PREFIX = "adm_";
+
+export async function createAdminKey(db: Db, name: string) {
+  const key = `${ADMIN_KEY_PREFIX}${randomToken(32)}`;
+  const row = await db.adminKey.create({ data: { name, keyHash: sha256Hex(key), prefix: key.slice(0, 12) } });
+  return { id: row.id, name: row.name, prefix: row.prefix, key };
+}

@@ -1,0 +1,53 @@
+import pg from "pg";
+import type { JWK } from "jose";
+import { randomBytes } from "node:crypto";
+import type { Config } from "./config.js";
+import type { Logger } from "./log.js";
+import { startEmbeddedPostgres } from "./db/embedded.js";
+import { migrate } from "./db/migrate.js";
+import { createPrisma, type Db } from "./db/prisma.js";
+import { SecretBox } from "./crypto/encryption.js";
+import { KeyRing } from "./auth/keys.js";
+import { GrantCache } from "./auth/tokens.js";
+import type { Services } from "./services.js";
+
+/** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
+export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL, stop: async () => undefined };
+  return startEmbeddedPostgres(config.DATA_DIR, log);
+}
+
+/** The master key encrypts secrets at rest; without MASTER_KEY one is generated once and kept in the database. */
+async function masterKey(config: Config, db: Db): Promise<Buffer> {
+  if (config.MASTER_KEY) return Buffer.from(config.MASTER_KEY, "base64");
+  await db.systemSecret.createMany({ data: [{ name: "master_key", value: randomBytes(32).toString("base64") }], skipDuplicates: true });
+  const row = await db.systemSecret.findUniqueOrThrow({ where: { name: "master_key" } });
+  return Buffer.from(row.value, "base64");
+}
+
+export interface Started {
+  services: Services;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startServices(config: Config, log: Logger, opts: { migrate?: boolean } = {}): Promise<Started> {
+  const database = await openDatabase(config, log);
+  if (opts.migrate !== false) await migrate(database.url, log);
+  const pool = new pg.Pool({ connectionString: database.url, max: config.DB_POOL_SIZE });
+  const db = createPrisma(database.url, config.DB_POOL_SIZE);
+  const box = new SecretBox(await masterKey(config, db));
+  const keys = new KeyRing(db, box);
+  const configuredKeys = process.env.JWT_PRIVATE_JWKS ? (JSON.parse(process.env.JWT_PRIVATE_JWKS) as JWK[]) : undefined;
+  await keys.init(configuredKeys);
+  const services: Services = { config, log, db, pool, box, keys, grants: new GrantCache(db) };
+  return {
+    services,
+    databaseUrl: database.url,
+    async close() {
+      await db.$disconnect();
+      await pool.end();
+      await database.stop();
+    },
+  };
+}

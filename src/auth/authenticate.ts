@@ -1,0 +1,30 @@
+import { ApiError } from "../errors.js";
+import { safeEqual, sha256Hex } from "../crypto/hash.js";
+import { ADMIN_KEY_PREFIX } from "../admin/operations.js";
+import type { Services } from "../services.js";
+import type { Principal } from "./principal.js";
+import { authenticatePartner } from "./tokens.js";
+
+/** Extracts the bearer credential; the scheme is matched case-insensitively (RFC 6750). */
+export function bearerToken(header: string | undefined): string | null {
+  if (header === undefined || header.trim() === "") return null;
+  const m = /^bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw new ApiError("INVALID_TOKEN", 'The Authorization header must be "Bearer <access_token>".');
+  return m[1];
+}
+
+/** Anonymous when no credential is sent; otherwise a verified admin or partner, or an error. */
+export async function resolvePrincipal(services: Services, authorization: string | undefined): Promise<Principal> {
+  const token = bearerToken(authorization);
+  if (token === null) return { kind: "anonymous" };
+  if (token.startsWith(ADMIN_KEY_PREFIX)) {
+    const configured = services.config.ADMIN_API_KEY;
+    if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
+    const row = await services.db.adminKey.findUnique({ where: { keyHash: sha256Hex(token) } });
+    if (row && !row.revokedAt) return { kind: "admin", adminKeyId: row.id };
+    throw new ApiError("INVALID_TOKEN", "Unknown or revoked admin key.");
+  }
+  const configured = services.config.ADMIN_API_KEY;
+  if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
+  return authenticatePartner(token, services.keys, services.grants, services.config.publicBaseUrl);
+}

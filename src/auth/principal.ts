@@ -1,0 +1,19 @@
+import type { Environment } from "../db/prisma.js";
+import type { Scope } from "./scopes.js";
+
+/** Who is calling. Partner principals carry their tenant; nothing else decides which store a request sees. */
+export type Principal =
+  | {
+      kind: "partner";
+      applicationId: string;
+      clientId: string;
+      storeId: string;
+      storeCode: string;
+      environment: Environment;
+      scopes: ReadonlySet<Scope>;
+      tokenId: string;
+    }
+  | { kind: "admin"; adminKeyId: string | null }
+  | { kind: "anonymous" };
+
+export type PartnerPrincipal = Extract<Principal, { kind: "partner" }>;

@@ -1,0 +1,190 @@
+import { SignJWT, jwtVerify, errors as joseErrors } from "jose";
+import { randomUUID } from "node:crypto";
+import { ApiError, forbidden, invalidRequest } from "../errors.js";
+import { verifySecret } from "../crypto/hash.js";
+import type { Db, Environment } from "../db/prisma.js";
+import { SIGNING_ALG, type KeyRing } from "./keys.js";
+import { isScope, type Scope } from "./scopes.js";
+import type { PartnerPrincipal } from "./principal.js";
+
+export const TOKEN_AUDIENCE = "partner-api";
+
+export interface TokenRequest {
+  grant_type?: unknown;
+  client_id?: unknown;
+  client_secret?: unknown;
+  tenant_id?: unknown;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  scope: string;
+  tenant_id: string;
+  environment: Environment;
+}
+
+export interface TokenSettings {
+  issuer: string;
+  ttlSeconds: number;
+}
+
+/** OAuth 2.0 client credentials (SPEC §5, DECISIONS §3). */
+export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings, req: TokenRequest): Promise<TokenResponse> {
+  const missing = (["grant_type", "client_id", "client_secret"] as const).filter(
+    (f) => typeof req[f] !== "string" || req[f] === "",
+  );
+  if (missing.length > 0) {
+    throw invalidRequest(
+      `Missing or non-string field(s): ${missing.join(", ")}.`,
+      missing.map((field) => ({ field, code: "REQUIRED", message: `${field} is required and must be a string` })),
+    );
+  }
+  if (req.grant_type !== "client_credentials") {
+    throw invalidRequest('Only grant_type "client_credentials" is supported.', [
+      { field: "grant_type", code: "UNSUPPORTED_GRANT_TYPE", message: 'use "client_credentials"' },
+    ]);
+  }
+  if (req.tenant_id !== undefined && typeof req.tenant_id !== "string") {
+    throw invalidRequest("tenant_id must be a string.", [{ field: "tenant_id", code: "INVALID_TYPE", message: "must be a string" }]);
+  }
+  const app = await db.application.findUnique({ where: { clientId: req.client_id as string } });
+  const ok = await verifySecret(req.client_secret as string, app?.clientSecretHash ?? null);
+  if (!app || !ok) throw new ApiError("INVALID_CLIENT", "Unknown client_id or wrong client_secret.");
+  if (app.status !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
+
+  const grants = await db.grant.findMany({
+    where: { applicationId: app.id, status: "ACTIVE", store: { environment: app.environment } },
+    include: { store: { select: { id: true, code: true } } },
+  });
+  let grant;
+  if (typeof req.tenant_id === "string") {
+    grant = grants.find((g) => g.store.code === req.tenant_id);
+    if (!grant) throw forbidden(`This Application holds no active grant for tenant_id "${req.tenant_id}".`);
+  } else if (grants.length === 1) {
+    grant = grants[0];
+  } else if (grants.length === 0) {
+    throw forbidden("This Application holds no active grant on any store. A store must grant it access first.");
+  } else {
+    throw invalidRequest("This Application is granted on several stores: add tenant_id to choose one.", [
+      { field: "tenant_id", code: "REQUIRED", message: `one of: ${grants.map((g) => g.store.code).join(", ")}` },
+    ]);
+  }
+
+  const scope = app.scopes.join(" ");
+  const { kid, key } = keys.signingKey();
+  const access_token = await new SignJWT({ tenant_id: grant.store.code, environment: app.environment, scope })
+    .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: "at+jwt" })
+    .setIssuer(settings.issuer)
+    .setAudience(TOKEN_AUDIENCE)
+    .setSubject(app.clientId)
+    .setJti(randomUUID())
+    .setIssuedAt()
+    .setExpirationTime(`${settings.ttlSeconds}s`)
+    .sign(key);
+  return {
+    access_token,
+    token_type: "Bearer",
+    expires_in: settings.ttlSeconds,
+    scope,
+    tenant_id: grant.store.code,
+    environment: app.environment,
+  };
+}
+
+interface GrantView {
+  applicationId: string;
+  applicationStatus: string;
+  appEnvironment: Environment;
+  storeId: string;
+  storeEnvironment: Environment;
+  grantStatus: string;
+}
+
+/**
+ * Grants change rarely and are read on every request: cache them briefly.
+ * DECISIONS §3 allows revocation to take up to 5 s to be seen; 2 s keeps us well inside.
+ */
+export class GrantCache {
+  private entries = new Map<string, { at: number; value: GrantView | null }>();
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 2000,
+  ) {}
+
+  async get(clientId: string, storeCode: string): Promise<GrantView | null> {
+    const key = `${clientId}\u0000${storeCode}`;
+    const hit = this.entries.get(key);
+    if (hit && Date.now() - hit.at < this.ttlMs) return hit.value;
+    const row = await this.db.grant.findFirst({
+      where: { application: { clientId }, store: { code: storeCode } },
+      select: {
+        status: true,
+        application: { select: { id: true, status: true, environment: true } },
+        store: { select: { id: true, environment: true } },
+      },
+    });
+    const value = row
+      ? {
+          applicationId: row.application.id,
+          applicationStatus: row.application.status,
+          appEnvironment: row.application.environment,
+          storeId: row.store.id,
+          storeEnvironment: row.store.environment,
+          grantStatus: row.status,
+        }
+      : null;
+    if (this.entries.size > 10_000) this.entries.clear();
+    this.entries.set(key, { at: Date.now(), value });
+    return value;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Verifies a bearer JWT and loads its grant: the only way a request acquires a tenant. */
+export async function authenticatePartner(
+  token: string,
+  keys: KeyRing,
+  grants: GrantCache,
+  issuer: string,
+): Promise<PartnerPrincipal> {
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(token, keys.resolve, {
+      algorithms: [SIGNING_ALG],
+      issuer,
+      audience: TOKEN_AUDIENCE,
+      requiredClaims: ["sub", "tenant_id", "environment", "scope", "jti", "exp", "iat"],
+    }));
+  } catch (e) {
+    const detail =
+      e instanceof joseErrors.JWTExpired
+        ? "The access token has expired. Request a new one at POST /partner/auth/token."
+        : "The access token is malformed, wrongly signed or not issued by this service. Request a new one at POST /partner/auth/token.";
+    throw new ApiError("INVALID_TOKEN", detail);
+  }
+  const { sub, tenant_id, environment, scope, jti } = payload as Record<string, unknown>;
+  if (typeof tenant_id !== "string" || typeof scope !== "string" || typeof sub !== "string" || (environment !== "SANDBOX" && environment !== "PRODUCTION")) {
+    throw new ApiError("INVALID_TOKEN", "The access token's claims are malformed. Request a new token.");
+  }
+  const grant = await grants.get(sub, tenant_id);
+  if (!grant || grant.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
+  if (grant.applicationStatus !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
+  if (grant.storeEnvironment !== environment || grant.appEnvironment !== environment) {
+    throw forbidden(`A ${environment} token cannot reach this store.`);
+  }
+  return {
+    kind: "partner",
+    applicationId: grant.applicationId,
+    clientId: sub,
+    storeId: grant.storeId,
+    storeCode: tenant_id,
+    environment,
+    scopes: new Set(scope.split(" ").filter(isScope)) as ReadonlySet<Scope>,
+    tokenId: String(jti),
+  };
+}

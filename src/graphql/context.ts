@@ -1,0 +1,27 @@
+import type { Principal, PartnerPrincipal } from "../auth/principal.js";
+import type { Services } from "../services.js";
+import type { Db } from "../db/prisma.js";
+import { ApiError } from "../errors.js";
+
+export interface Context {
+  services: Services;
+  db: Db;
+  principal: Principal;
+  requestId: string;
+}
+
+/** Builds a request context; tests call it directly, without HTTP. */
+export function createContext(services: Services, principal: Principal, requestId: string): Context {
+  return { services, db: services.db, principal, requestId };
+}
+
+/**
+ * The tenant of the request. Every partner query starts here (the one place a store id comes from), so a
+ * resolver cannot read another store's rows by forgetting a filter: it has no other store id to use.
+ */
+export function tenantOf(ctx: Context): PartnerPrincipal {
+  if (ctx.principal.kind !== "partner") {
+    throw new ApiError("FORBIDDEN", "This field is answered for a partner token: it reads the token's own store.");
+  }
+  return ctx.principal;
+}

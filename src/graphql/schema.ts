@@ -1,0 +1,5 @@
+import { builder } from "./builder.js";
+import "./store.js";
+import "./admin.js";
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,48 @@
+import type { GraphQLSchema } from "graphql";
+import { GraphQLError } from "graphql";
+import { createYoga, type YogaServerInstance } from "graphql-yoga";
+import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
+import { ApiError, ERROR_CATALOG } from "../errors.js";
+import type { Principal } from "../auth/principal.js";
+import { createContext, type Context } from "../graphql/context.js";
+import type { Services } from "../services.js";
+
+export interface GraphqlServerContext {
+  principal: Principal;
+  requestId: string;
+}
+
+/** Turns an ApiError into a GraphQL error whose extensions carry the same code REST would answer. */
+export function graphqlErrorOf(error: unknown, requestId: string, log: Services["log"]): GraphQLError {
+  const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+  if (original instanceof ApiError) {
+    return new GraphQLError(original.detail, {
+      extensions: { code: original.code, status: ERROR_CATALOG[original.code].status, errors: original.violations },
+    });
+  }
+  if (error instanceof GraphQLError && !error.originalError) return error;
+  log.error({ err: original, requestId }, "unexpected GraphQL error");
+  return new GraphQLError("Unexpected error.", { extensions: { code: "INTERNAL_SERVER_ERROR", requestId } });
+}
+
+/** The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection for admins only. */
+export function createGraphqlServer(
+  services: Services,
+  schema: GraphQLSchema,
+): YogaServerInstance<GraphqlServerContext, Context> {
+  return createYoga<GraphqlServerContext, Context>({
+    schema,
+    graphqlEndpoint: "/graphql",
+    landingPage: false,
+    graphiql: { title: "Partner platform GraphQL", headers: JSON.stringify({ Authorization: "Bearer <admin key or partner token>" }) },
+    logging: false,
+    context: ({ principal, requestId }) => createContext(services, principal, requestId),
+    maskedErrors: {
+      maskError: (error, _message) => {
+        const ctx = (error as GraphQLError).extensions?.requestId;
+        return graphqlErrorOf(error, typeof ctx === "string" ? ctx : "", services.log);
+      },
+    },
+    plugins: [useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" })],
+  });
+}

@@ -1,0 +1,53 @@
+import type { ServerResponse } from "node:http";
+import { ApiError, ERROR_CATALOG, type ErrorCode } from "../errors.js";
+
+export interface ProblemContext {
+  baseUrl: string;
+  instance: string;
+  requestId: string;
+  traceId: string;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  instance: string;
+  requestId: string;
+  traceId: string;
+  retryable: boolean;
+  errors?: unknown[];
+}
+
+/** The one problem-details builder (RFC 9457, DECISIONS §10). Unknown errors become a bare 500. */
+export function toProblem(err: unknown, ctx: ProblemContext): { problem: Problem; headers: Record<string, string> } {
+  const e = err instanceof ApiError ? err : new ApiError("INTERNAL_SERVER_ERROR", `Something went wrong on our side. Retry with backoff; if it persists, quote traceId ${ctx.traceId} to support.`);
+  const entry = ERROR_CATALOG[e.code];
+  const problem: Problem = {
+    type: `${ctx.baseUrl}/errors/${e.code}`,
+    title: entry.title,
+    status: entry.status,
+    detail: e.detail,
+    code: e.code,
+    instance: ctx.instance,
+    requestId: ctx.requestId,
+    traceId: ctx.traceId,
+    retryable: entry.retryable,
+  };
+  if (e.violations?.length) problem.errors = e.violations;
+  return { problem, headers: e.headers ?? {} };
+}
+
+export function sendProblem(res: ServerResponse, err: unknown, ctx: ProblemContext): void {
+  const { problem, headers } = toProblem(err, ctx);
+  const body = JSON.stringify(problem);
+  res.writeHead(problem.status, {
+    ...headers,
+    "content-type": "application/problem+json",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+  });
+  res.end(body);
+}

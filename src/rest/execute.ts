@@ -1,0 +1,31 @@
+import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from "graphql";
+import { ApiError } from "../errors.js";
+import type { Context } from "../graphql/context.js";
+
+/** Parses and validates a route's GraphQL document once, at start; a broken document stops the process. */
+export function prepareDocument(schema: GraphQLSchema, source: string, name: string): DocumentNode {
+  const document = parse(source);
+  const errors = validate(schema, document);
+  if (errors.length) throw new Error(`GraphQL document of ${name} is invalid: ${errors.map((e) => e.message).join("; ")}`);
+  return document;
+}
+
+/**
+ * Runs a prepared document in-process. The first error decides the response: an ApiError keeps its code,
+ * anything else is logged by the caller and becomes a 500 without leaking its message.
+ */
+export async function runDocument(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  variableValues: Record<string, unknown>,
+  contextValue: Context,
+): Promise<Record<string, unknown>> {
+  const result = await execute({ schema, document, variableValues, contextValue });
+  const first = result.errors?.[0];
+  if (first) {
+    const original = first.originalError;
+    if (original instanceof ApiError) throw original;
+    throw original ?? first;
+  }
+  return (result.data ?? {}) as Record<string, unknown>;
+}

@@ -1,0 +1,19 @@
+import type pg from "pg";
+import type { Config } from "./config.js";
+import type { Logger } from "./log.js";
+import type { Db } from "./db/prisma.js";
+import type { SecretBox } from "./crypto/encryption.js";
+import type { KeyRing } from "./auth/keys.js";
+import type { GrantCache } from "./auth/tokens.js";
+
+/** The long-lived parts one process shares between requests and jobs. */
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Db;
+  /** Raw pg pool for the few statements Prisma cannot express (advisory locks, graphile-worker add_job). */
+  pool: pg.Pool;
+  box: SecretBox;
+  keys: KeyRing;
+  grants: GrantCache;
+}

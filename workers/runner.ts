@@ -1,0 +1,20 @@
+import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
+import type { Services } from "../src/services.js";
+import { CRONTAB, taskList } from "./task-list.js";
+
+/** Starts graphile-worker in this process; signals are handled by our own shutdown. */
+export async function startWorker(services: Services, databaseUrl: string): Promise<Runner> {
+  const log = services.log.child({ component: "worker" });
+  return run({
+    connectionString: databaseUrl,
+    concurrency: services.config.WORKER_CONCURRENCY,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    taskList: taskList(services),
+    crontab: CRONTAB,
+    logger: new WorkerLogger((scope) => (level, message, meta) => {
+      const fn = level === "error" ? log.error : level === "warning" ? log.warn : log.debug;
+      fn.call(log, { ...scope, ...meta }, message);
+    }),
+  });
+}

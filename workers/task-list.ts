@@ -1,0 +1,12 @@
+import type { TaskList } from "graphile-worker";
+import type { Services } from "../src/services.js";
+import { cleanupIdempotencyKeys } from "./tasks/cleanup-idempotency-keys.js";
+
+/** Every graphile-worker task of the service, by snake_case identifier. */
+export function taskList(services: Services): TaskList {
+  return {
+    cleanup_idempotency_keys: cleanupIdempotencyKeys(services),
+  };
+}
+
+export const CRONTAB = ["0 * * * * cleanup_idempotency_keys ?max=1"].join("\n");
