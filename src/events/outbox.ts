@@ -1,0 +1,19 @@
+import type { Prisma, Tx } from "../db/prisma.js";
+import type { EventType } from "./types.js";
+
+export const FAN_OUT_TASK = "fan_out_event";
+
+export interface FanOutPayload {
+  eventId: string;
+}
+
+/**
+ * The transactional outbox (SPEC §6.1.3): writes the event row and enqueues its fan-out job with the
+ * caller's transaction client, so the change, the event and the job commit or roll back together.
+ * Call it only inside `db.$transaction(async (tx) => ...)` together with the change it reports.
+ */
+export async function emitEvent(tx: Tx, storeId: string, type: EventType, data: Prisma.InputJsonObject): Promise<{ id: string }> {
+  const event = await tx.event.create({ data: { storeId, type, data }, select: { id: true } });
+  await tx.$executeRaw`select graphile_worker.add_job(${FAN_OUT_TASK}, json_build_object('eventId', ${event.id}::text), job_key := ${`fan_out:${event.id}`})`;
+  return event;
+}
