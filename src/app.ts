@@ -1,5 +1,4 @@
 import pg from "pg";
-import type { JWK } from "jose";
 import { randomBytes } from "node:crypto";
 import type { Config } from "./config.js";
 import type { Logger } from "./log.js";
@@ -35,11 +34,12 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const database = await openDatabase(config, log);
   if (opts.migrate !== false) await migrate(database.url, log);
   const pool = new pg.Pool({ connectionString: database.url, max: config.DB_POOL_SIZE });
+  // An idle connection dropped by the server must not crash the process; the pool replaces it.
+  pool.on("error", (err) => log.warn({ err }, "idle database connection lost"));
   const db = createPrisma(database.url, config.DB_POOL_SIZE);
   const box = new SecretBox(await masterKey(config, db));
   const keys = new KeyRing(db, box);
-  const configuredKeys = process.env.JWT_PRIVATE_JWKS ? (JSON.parse(process.env.JWT_PRIVATE_JWKS) as JWK[]) : undefined;
-  await keys.init(configuredKeys);
+  await keys.init(config.JWT_PRIVATE_JWKS);
   const services: Services = { config, log, db, pool, box, keys, grants: new GrantCache(db) };
   return {
     services,

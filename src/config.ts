@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { JWK } from "jose";
 
 const boolean = z
   .enum(["true", "false", "1", "0"], { message: "must be true or false" })
@@ -58,6 +59,20 @@ const envSchema = z.object({
   MASTER_KEY: z
     .string()
     .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64 encoded")
+    .optional(),
+  /** JSON array of private Ed25519 JWKs (with kid) to sign tokens with; generated and persisted when absent. */
+  JWT_PRIVATE_JWKS: z
+    .string()
+    .transform((value, ctx) => {
+      try {
+        const keys = JSON.parse(value) as unknown;
+        if (!Array.isArray(keys) || keys.some((k) => typeof k !== "object" || k === null || !("kid" in k) || !("d" in k))) throw new Error();
+        return keys as JWK[];
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON array of private JWKs, each with kid and d" });
+        return z.NEVER;
+      }
+    })
     .optional(),
   /** Overrides of the SPEC §8 limits (requests per minute) for operators and benchmarks. */
   RATE_LIMIT_SANDBOX_STORE: positiveInt.default(100),

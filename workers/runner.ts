@@ -1,3 +1,4 @@
+import pg from "pg";
 import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
 import type { Services } from "../src/services.js";
 import { CRONTAB, taskList } from "./task-list.js";
@@ -5,8 +6,11 @@ import { CRONTAB, taskList } from "./task-list.js";
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
-  return run({
-    connectionString: databaseUrl,
+  const pgPool = new pg.Pool({ connectionString: databaseUrl, max: services.config.WORKER_CONCURRENCY + 2 });
+  pgPool.on("error", (err) => log.warn({ err }, "idle worker database connection lost"));
+  pgPool.on("connect", (client) => client.on("error", (err) => log.warn({ err }, "worker database connection error")));
+  const runner = await run({
+    pgPool,
     concurrency: services.config.WORKER_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 1000,
@@ -17,4 +21,6 @@ export async function startWorker(services: Services, databaseUrl: string): Prom
       fn.call(log, { ...scope, ...meta }, message);
     }),
   });
+  runner.promise.finally(() => pgPool.end()).catch(() => undefined);
+  return runner;
 }

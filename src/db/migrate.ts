@@ -38,8 +38,8 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
  * on PostgreSQL (prisma/orm#27403), hence this small migrator. A changed, already-applied file is an error:
  * migrations are append-only. graphile-worker's own schema is migrated under the same lock.
  */
-export async function migrate(connectionString: string, log?: Logger): Promise<string[]> {
-  const migrations = await readMigrations();
+export async function migrate(connectionString: string, log?: Logger, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = await readMigrations(dir);
   const client = new pg.Client({ connectionString });
   await client.connect();
   const applied: string[] = [];

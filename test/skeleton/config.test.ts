@@ -1,0 +1,27 @@
+import { expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+it("defaults follow DECISIONS §12", () => {
+  const c = loadConfig({});
+  expect(c).toMatchObject({ PORT: 3000, DATA_DIR: ".data", ACCESS_TOKEN_TTL_SECONDS: 3600, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW_PRIVATE_NETWORKS: false, ROLE: "all" });
+  expect(c.WEBHOOK_RETRY_SCHEDULE).toEqual([60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 57_600_000]);
+  expect(c.publicBaseUrl).toBe("http://127.0.0.1:3000");
+});
+
+it("reports every bad variable at once, one line each, naming it", () => {
+  let message = "";
+  try {
+    loadConfig({ PORT: "eighty", DATABASE_URL: "mysql://x", WEBHOOK_RETRY_SCHEDULE: "1m,soon", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "maybe", LOG_LEVEL: "loud", ROLE: "both" });
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    message = (e as Error).message;
+  }
+  for (const name of ["PORT", "DATABASE_URL", "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE_NETWORKS", "LOG_LEVEL", "ROLE"]) {
+    expect(message).toMatch(new RegExp(`^  ${name}: `, "m"));
+  }
+  expect(message).toContain('"soon" is not a duration');
+});
+
+it("parses a short retry schedule for tests and operators", () => {
+  expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "100ms,2s,1m" }).WEBHOOK_RETRY_SCHEDULE).toEqual([100, 2000, 60_000]);
+});
