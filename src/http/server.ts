@@ -10,6 +10,7 @@ import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { handleTokenRequest } from "./token.js";
+import { idempotency } from "../rest/idempotency.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -26,7 +27,8 @@ export interface HttpApp {
   rest: RestRouter;
 }
 
-export function createHttpApp(services: Services, schema: GraphQLSchema, middleware: RouteMiddleware[] = []): HttpApp {
+export function createHttpApp(services: Services, schema: GraphQLSchema): HttpApp {
+  const middleware: RouteMiddleware[] = [idempotency(services.db)];
   const rest = new RestRouter(services, schema, routes, middleware);
   const yoga = createGraphqlServer(services, schema);
   const { log, config } = services;
