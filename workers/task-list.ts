@@ -1,11 +1,13 @@
 import type { TaskList } from "graphile-worker";
 import type { Services } from "../src/services.js";
 import { cleanupIdempotencyKeys } from "./tasks/cleanup-idempotency-keys.js";
+import { flushCatalogChanges } from "./tasks/flush-catalog-changes.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
   return {
     cleanup_idempotency_keys: cleanupIdempotencyKeys(services),
+    flush_catalog_changes: flushCatalogChanges(services),
   };
 }
 
