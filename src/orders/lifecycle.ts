@@ -24,8 +24,9 @@ const FORWARD: Record<OrderType, Partial<Record<OrderStatus, OrderStatus[]>>> = 
 };
 
 export function allowedNext(type: OrderType, from: OrderStatus): OrderStatus[] {
-  if (TERMINAL.has(from)) return [];
-  return [...(FORWARD[type][from] ?? []), "CANCELLED"];
+  const forward = FORWARD[type][from];
+  // Terminal, or a status this type never reaches (DISPATCHED for PICKUP): nothing follows.
+  return forward ? [...forward, "CANCELLED"] : [];
 }
 
 export function isTerminal(status: OrderStatus): boolean {
