@@ -1,5 +1,8 @@
 import { builder } from "./builder.js";
 import "./store.js";
 import "./admin.js";
+import "./orders.js";
+import "./customers.js";
+import "./catalog.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -4,7 +4,7 @@ import { tenantOf } from "./context.js";
 export const StoreStatusEnum = builder.enumType("StoreStatus", { values: ["OPEN", "CLOSED", "PAUSED"] as const });
 export const EnvironmentEnum = builder.enumType("Environment", { values: ["SANDBOX", "PRODUCTION"] as const });
 
-interface AddressShape {
+export interface AddressShape {
   street: string;
   number: string;
   neighborhood: string;

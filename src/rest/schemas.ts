@@ -1,4 +1,6 @@
 import type { JsonSchema } from "./route.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "../graphql/orders.js";
+import { invalidRequest } from "../errors.js";
 
 /** JSON schemas of response bodies: printed into OpenAPI and checked by the contract tests. */
 
@@ -23,7 +25,7 @@ export const AddressSchema: JsonSchema = {
 
 export const StoreSchema: JsonSchema = {
   type: "object",
-  required: ["id", "name", "slug", "logo", "phone", "isActive"],
+  required: ["id", "code", "name", "slug", "logo", "phone", "isActive", "status", "address", "openingHours", "publicSettings"],
   properties: {
     id: uuid,
     code: { type: "string", description: "Alphanumeric store code; equals the token's tenant_id" },
@@ -42,6 +44,215 @@ export const StoreSchema: JsonSchema = {
         properties: { dayOfWeek: { type: "integer", minimum: 0, maximum: 6 }, opens: { type: "string" }, closes: { type: "string" } },
       },
     },
-    publicSettings: { type: "object", additionalProperties: true },
+    publicSettings: {
+      type: "object",
+      description: "Settings the store publishes; the keys below are the usual ones, a store may add others",
+      additionalProperties: true,
+      properties: {
+        currency: { type: "string", description: "ISO 4217 code, e.g. BRL" },
+        timezone: { type: "string", description: "IANA zone the opening hours are in, e.g. America/Sao_Paulo" },
+        acceptsDelivery: { type: "boolean" },
+        acceptsPickup: { type: "boolean" },
+        minimumOrder: { type: "number", description: "Smallest order total accepted, in currency units" },
+      },
+    },
+  },
+};
+
+// ---- Read API (SPEC §2, §4.2–4.5; DECISIONS §1, §10) ----
+
+/** Query parameters shared by the lists. Text is coerced ("20" → 20) but never clamped: 0, 101, "abc" are 400. */
+export const limitParam: JsonSchema = { type: "integer", minimum: 1, maximum: 100, default: 20, description: "Page size, 1 to 100 (default 20)" };
+export const cursorParam: JsonSchema = { type: "string", minLength: 1, description: "pagination.nextCursor of the previous page (the id of its last item)" };
+export const updatedSinceParam: JsonSchema = {
+  type: "string",
+  format: "date-time",
+  description: "ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z); only items with updatedAt at or after it, oldest change first",
+};
+
+/**
+ * The `updated_since` value as a GraphQL DateTime variable. The date-time format admits a few forms a JS Date
+ * cannot hold (a leap second, 23:59:60Z): those are a 400 here rather than a failure inside the operation.
+ */
+export function instantParam(value: unknown, field: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (Number.isNaN(Date.parse(String(value)))) {
+    throw invalidRequest(`${field} must be an ISO 8601 date-time.`, [{ field, code: "INVALID_FORMAT", message: `${field} is not a representable date-time` }]);
+  }
+  return String(value);
+}
+
+const integer: JsonSchema = { type: "integer" };
+const text: JsonSchema = { type: "string" };
+
+export const PaginationSchema: JsonSchema = {
+  type: "object",
+  required: ["hasMore", "cursor", "nextCursor"],
+  properties: {
+    hasMore: { type: "boolean" },
+    cursor: { ...nullable(text), description: "Id of the last returned item; null on the last page" },
+    nextCursor: { ...nullable(text), description: "Same value as cursor (both published names)" },
+  },
+};
+
+/** `{ data: [item], pagination }`, the body of every paginated list. */
+export const pageOf = (item: JsonSchema): JsonSchema => ({
+  type: "object",
+  required: ["data", "pagination"],
+  properties: { data: { type: "array", items: item }, pagination: PaginationSchema },
+});
+
+export const OrderCustomerSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "name", "phone"],
+  properties: { id: uuid, name: text, phone: nullable(text) },
+};
+
+export const OrderItemSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "productId", "name", "quantity", "unitPrice", "total", "notes", "additionals"],
+  properties: {
+    id: uuid,
+    productId: { ...nullable(uuid), description: "Catalog product; null when it was deleted since" },
+    name: text,
+    quantity: integer,
+    unitPrice: money,
+    total: { ...money, description: "quantity × (unitPrice + additionals)" },
+    notes: nullable(text),
+    additionals: {
+      type: "array",
+      items: { type: "object", required: ["name", "quantity", "price"], properties: { name: text, quantity: integer, price: money } },
+    },
+  },
+};
+
+export const PaymentSchema: JsonSchema = {
+  type: "object",
+  required: ["method", "status", "value", "changeFor"],
+  properties: {
+    method: { type: "string", description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" },
+    status: { type: "string", description: "PENDING, APPROVED, DECLINED or REFUNDED" },
+    value: money,
+    changeFor: { ...nullable(money), description: "Cash handed over when change is needed" },
+  },
+};
+
+/** The list item: both published families of field names (DECISIONS §1). */
+export const OrderSchema: JsonSchema = {
+  type: "object",
+  required: [
+    "id", "displayId", "orderNumber", "status", "type", "subtotal", "deliveryFee", "discount", "total", "totalAmount",
+    "customer", "deliveryAddress", "items", "payments", "createdAt", "updatedAt",
+  ],
+  properties: {
+    id: uuid,
+    displayId: { type: "string", description: "orderNumber as a string, e.g. \"1042\"" },
+    orderNumber: { type: "integer", description: "Per-store sequence number" },
+    status: { type: "string", enum: [...ORDER_STATUSES] },
+    type: { type: "string", enum: [...ORDER_TYPES] },
+    subtotal: money,
+    deliveryFee: money,
+    discount: money,
+    total: { ...money, description: "subtotal + deliveryFee − discount" },
+    totalAmount: { ...money, description: "Same as total" },
+    customer: nullable(OrderCustomerSchema),
+    deliveryAddress: { ...nullable(AddressSchema), description: "Null for PICKUP orders" },
+    items: { type: "array", items: OrderItemSchema },
+    payments: { type: "array", items: PaymentSchema },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+};
+
+export const OrderDetailSchema: JsonSchema = {
+  type: "object",
+  required: [...(OrderSchema.required as string[]), "couponCode", "statusHistory", "scheduledFor", "notes", "cancellationReason"],
+  properties: {
+    ...(OrderSchema.properties as Record<string, JsonSchema>),
+    couponCode: nullable(text),
+    statusHistory: {
+      type: "array",
+      description: "Every status the order went through, oldest first",
+      items: {
+        type: "object",
+        required: ["status", "at", "reason"],
+        properties: { status: { type: "string", enum: [...ORDER_STATUSES] }, at: dateTime, reason: nullable(text) },
+      },
+    },
+    scheduledFor: { ...nullable(dateTime), description: "Requested delivery or pickup time of a scheduled order" },
+    notes: nullable(text),
+    cancellationReason: nullable(text),
+  },
+};
+
+export const CustomerSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "name", "phone", "email", "createdAt", "updatedAt"],
+  properties: { id: uuid, name: text, phone: nullable(text), email: nullable(text), createdAt: dateTime, updatedAt: dateTime },
+};
+
+export const CustomerDetailSchema: JsonSchema = {
+  type: "object",
+  required: [...(CustomerSchema.required as string[]), "deliveryAddresses", "contactSummary"],
+  properties: {
+    ...(CustomerSchema.properties as Record<string, JsonSchema>),
+    deliveryAddresses: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["id", ...(AddressSchema.required as string[])],
+        properties: { id: uuid, ...(AddressSchema.properties as Record<string, JsonSchema>) },
+      },
+    },
+    contactSummary: {
+      type: "object",
+      description: "The customer's order history with the store",
+      required: ["orderCount", "firstOrderAt", "lastOrderAt"],
+      properties: { orderCount: integer, firstOrderAt: nullable(dateTime), lastOrderAt: nullable(dateTime) },
+    },
+  },
+};
+
+export const CategorySchema: JsonSchema = {
+  type: "object",
+  required: ["id", "name", "position"],
+  properties: { id: uuid, name: text, position: { type: "integer", description: "Display order, ascending" } },
+};
+
+export const ProductSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "name", "description", "price", "image", "categoryId", "isActive"],
+  properties: {
+    id: uuid,
+    name: text,
+    description: nullable(text),
+    price: money,
+    image: nullable(text),
+    categoryId: uuid,
+    isActive: { type: "boolean", description: "False while the store has paused the product" },
+  },
+};
+
+const choiceFields = { id: uuid, name: text, price: money, isAvailable: { type: "boolean" }, position: integer };
+
+export const ProductDetailSchema: JsonSchema = {
+  type: "object",
+  required: [...(ProductSchema.required as string[]), "variations", "additionals"],
+  properties: {
+    ...(ProductSchema.properties as Record<string, JsonSchema>),
+    variations: {
+      type: "array",
+      description: "Sizes or versions; a variation's price replaces the product's price",
+      items: { type: "object", required: Object.keys(choiceFields), properties: choiceFields },
+    },
+    additionals: {
+      type: "array",
+      description: "Extras; an item takes between minChoices and maxChoices of each",
+      items: {
+        type: "object",
+        required: [...Object.keys(choiceFields), "minChoices", "maxChoices"],
+        properties: { ...choiceFields, minChoices: integer, maxChoices: integer },
+      },
+    },
   },
 };

@@ -1,5 +1,8 @@
 import type { AnyRoute } from "../route.js";
 import { storeRoutes } from "./store.js";
+import { orderRoutes } from "./orders.js";
+import { customerRoutes } from "./customers.js";
+import { catalogRoutes } from "./catalog.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
-export const routes: AnyRoute[] = [...storeRoutes] as unknown as AnyRoute[];
+export const routes: AnyRoute[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes] as unknown as AnyRoute[];

@@ -1,0 +1,179 @@
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "./builder.js";
+import { tenantOf, type Context } from "./context.js";
+import { pageType, requireUuid } from "./fields.js";
+import { checkLimit, paginate, type SortKey } from "./pagination.js";
+import { invalidRequest, notFound } from "../errors.js";
+import type { Prisma } from "../db/prisma.js";
+
+/** Customers (SPEC §2.5, §4.4): the list, the detail with delivery addresses and a contact summary. */
+
+export const SEARCH_MAX_LENGTH = 100;
+
+const BY_NAME: SortKey[] = [
+  { field: "name", direction: "asc" },
+  { field: "id", direction: "asc" },
+];
+/** With updated_since, like orders: oldest change first, so a partner pages forward through changes. */
+const OLDEST_CHANGE_FIRST: SortKey[] = [
+  { field: "updatedAt", direction: "asc" },
+  { field: "id", direction: "asc" },
+];
+
+interface ContactSummary {
+  orderCount: number;
+  firstOrderAt: Date | null;
+  lastOrderAt: Date | null;
+}
+
+const ContactSummaryRef = builder.objectRef<ContactSummary>("ContactSummary").implement({
+  description: "The customer's order history with the store, summarised.",
+  fields: (t) => ({
+    orderCount: t.exposeInt("orderCount"),
+    firstOrderAt: t.expose("firstOrderAt", { type: "DateTime", nullable: true }),
+    lastOrderAt: t.expose("lastOrderAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
+interface SummaryBatch {
+  ids: Set<string>;
+  result: Promise<Map<string, ContactSummary>>;
+}
+const openBatches = new WeakMap<Context, SummaryBatch>();
+
+/**
+ * Summaries are aggregates, which a Prisma include cannot express: every customer of one response joins one
+ * batch, answered by a single GROUP BY once the current resolvers have run (no query per listed customer).
+ */
+function contactSummaryOf(ctx: Context, customerId: string): Promise<ContactSummary> {
+  let batch = openBatches.get(ctx);
+  if (!batch) {
+    const ids = new Set<string>();
+    const result = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      openBatches.delete(ctx);
+      const rows = await ctx.db.order.groupBy({
+        by: ["customerId"],
+        where: { customerId: { in: [...ids] } },
+        _count: { _all: true },
+        _min: { createdAt: true },
+        _max: { createdAt: true },
+      });
+      return new Map(rows.map((r) => [r.customerId ?? "", { orderCount: r._count._all, firstOrderAt: r._min.createdAt, lastOrderAt: r._max.createdAt }]));
+    });
+    batch = { ids, result };
+    openBatches.set(ctx, batch);
+  }
+  batch.ids.add(customerId);
+  return batch.result.then((m) => m.get(customerId) ?? { orderCount: 0, firstOrderAt: null, lastOrderAt: null });
+}
+
+const CustomerAddress = builder.prismaObject("CustomerAddress", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    street: t.exposeString("street"),
+    number: t.exposeString("number"),
+    neighborhood: t.exposeString("neighborhood"),
+    city: t.exposeString("city"),
+    state: t.exposeString("state"),
+    postalCode: t.exposeString("postalCode"),
+    complement: t.exposeString("complement", { nullable: true }),
+  }),
+});
+
+/**
+ * id, name and phone travel inside every order (orders:read); the rest of a customer needs customers:read,
+ * so GraphQL shows a token no more than REST does (DECISIONS §11).
+ */
+const customersRead = { scope: "customers:read" } as const;
+
+export const Customer = builder.prismaObject("Customer", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    phone: t.exposeString("phone", { nullable: true }),
+    email: t.exposeString("email", { nullable: true, authScopes: customersRead }),
+    createdAt: t.expose("createdAt", { type: "DateTime", authScopes: customersRead }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime", authScopes: customersRead }),
+    deliveryAddresses: t.relation("addresses", {
+      authScopes: customersRead,
+      query: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+    }),
+    contactSummary: t.field({
+      type: ContactSummaryRef,
+      authScopes: customersRead,
+      resolve: (c, _args, ctx) => contactSummaryOf(ctx, c.id),
+    }),
+    orders: t.relation("orders", {
+      description: "The customer's orders, newest first.",
+      authScopes: { scope: "orders:read" },
+      args: { limit: t.arg.int({ description: "1..100, default 20" }) },
+      query: (args) => ({ take: checkLimit(args.limit), orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+    }),
+  }),
+});
+
+export const CustomerPage = pageType("CustomerPage", Customer);
+
+/** Case-insensitive substring of name or email, or of the phone's digits when the search has digits. */
+function searchFilter(raw: string | null | undefined): Prisma.CustomerWhereInput {
+  const search = raw?.trim() ?? "";
+  if (!search) return {};
+  if (search.length > SEARCH_MAX_LENGTH) {
+    throw invalidRequest(`search must be at most ${SEARCH_MAX_LENGTH} characters.`, [
+      { field: "search", code: "TOO_LONG", message: `search must be at most ${SEARCH_MAX_LENGTH} characters` },
+    ]);
+  }
+  const digits = search.replace(/\D/g, "");
+  // Prisma hands `contains` to LIKE unescaped: without this, "%" would match every customer.
+  const literal = search.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return {
+    OR: [
+      { name: { contains: literal, mode: "insensitive" } },
+      { email: { contains: literal, mode: "insensitive" } },
+      ...(digits ? [{ phoneDigits: { contains: digits } }] : []),
+    ],
+  };
+}
+
+builder.queryFields((t) => ({
+  customers: t.field({
+    type: CustomerPage,
+    description: "The store's customers by name; with updatedSince, changes oldest first (SPEC §4.4).",
+    authScopes: customersRead,
+    args: {
+      limit: t.arg.int({ description: "1..100, default 20" }),
+      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
+      search: t.arg.string({ description: "Case-insensitive substring of name, email or phone digits" }),
+      updatedSince: t.arg({ type: "DateTime", description: "Only customers with updatedAt at or after this instant" }),
+    },
+    resolve: (_root, args, ctx, info) => {
+      const { storeId } = tenantOf(ctx);
+      const where: Prisma.CustomerWhereInput = {
+        storeId,
+        ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
+        ...searchFilter(args.search),
+      };
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: args.updatedSince ? OLDEST_CHANGE_FIRST : BY_NAME,
+        findCursor: (id) => ctx.db.customer.findFirst({ where: { id, storeId }, select: { id: true, name: true, updatedAt: true } }),
+        findMany: ({ after, orderBy, take }) => ctx.db.customer.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
+      });
+    },
+  }),
+  customer: t.prismaField({
+    type: Customer,
+    description: "One customer of the store; another store's id is NOT_FOUND (SPEC §4.4).",
+    authScopes: customersRead,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const customer = await ctx.db.customer.findFirst({ ...query, where: { id, storeId } });
+      if (!customer) throw notFound("customer", id);
+      return customer;
+    },
+  }),
+}));

@@ -1,0 +1,146 @@
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "./builder.js";
+import { tenantOf } from "./context.js";
+import { AddressRef, type AddressShape } from "./store.js";
+import { money, pageType, requireUuid } from "./fields.js";
+import { paginate, type SortKey } from "./pagination.js";
+import { notFound } from "../errors.js";
+import type { OrderStatus, OrderType, Prisma } from "../db/prisma.js";
+
+/** Orders (SPEC §2.4, DECISIONS §1): one Order type carrying both published field families. */
+
+export const ORDER_STATUSES = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"] as const satisfies readonly OrderStatus[];
+export const ORDER_TYPES = ["DELIVERY", "PICKUP"] as const satisfies readonly OrderType[];
+
+export const OrderStatusEnum = builder.enumType("OrderStatus", { values: ORDER_STATUSES });
+export const OrderTypeEnum = builder.enumType("OrderType", { values: ORDER_TYPES });
+
+/** Newest first (DECISIONS §10); the index (storeId, createdAt desc, id desc) serves it. */
+const NEWEST_FIRST: SortKey[] = [
+  { field: "createdAt", direction: "desc" },
+  { field: "id", direction: "desc" },
+];
+/** With updated_since: oldest change first, so a partner pages forward through changes. */
+const OLDEST_CHANGE_FIRST: SortKey[] = [
+  { field: "updatedAt", direction: "asc" },
+  { field: "id", direction: "asc" },
+];
+
+const OrderItemAdditional = builder.prismaObject("OrderItemAdditional", {
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    quantity: t.exposeInt("quantity"),
+    price: t.float({ description: "Unit price of the additional", resolve: (a) => money(a.priceCents) }),
+  }),
+});
+
+const OrderItem = builder.prismaObject("OrderItem", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    productId: t.exposeString("productId", { nullable: true, description: "Catalog product, null when it was deleted since." }),
+    name: t.exposeString("name"),
+    quantity: t.exposeInt("quantity"),
+    unitPrice: t.float({ resolve: (i) => money(i.unitPriceCents) }),
+    total: t.float({ description: "quantity × (unitPrice + additionals)", resolve: (i) => money(i.totalCents) }),
+    notes: t.exposeString("notes", { nullable: true }),
+    additionals: t.relation("additionals", { query: { orderBy: [{ name: "asc" }, { id: "asc" }] } }),
+  }),
+});
+
+const Payment = builder.prismaObject("Payment", {
+  fields: (t) => ({
+    method: t.exposeString("method", { description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" }),
+    status: t.exposeString("status", { description: "PENDING, APPROVED, DECLINED or REFUNDED" }),
+    value: t.float({ resolve: (p) => money(p.valueCents) }),
+    changeFor: t.float({ nullable: true, description: "Cash handed over, when change is needed", resolve: (p) => (p.changeForCents === null ? null : money(p.changeForCents)) }),
+  }),
+});
+
+const OrderStatusChange = builder.prismaObject("OrderStatusHistory", {
+  name: "OrderStatusChange",
+  fields: (t) => ({
+    status: t.expose("status", { type: OrderStatusEnum }),
+    at: t.expose("at", { type: "DateTime" }),
+    reason: t.exposeString("reason", { nullable: true }),
+  }),
+});
+
+export const Order = builder.prismaObject("Order", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    displayId: t.string({ description: "orderNumber as a string (formal schema name)", resolve: (o) => String(o.orderNumber) }),
+    orderNumber: t.exposeInt("orderNumber", { description: "Per-store sequence number" }),
+    status: t.expose("status", { type: OrderStatusEnum }),
+    type: t.expose("type", { type: OrderTypeEnum }),
+    subtotal: t.float({ resolve: (o) => money(o.subtotalCents) }),
+    deliveryFee: t.float({ resolve: (o) => money(o.deliveryFeeCents) }),
+    discount: t.float({ resolve: (o) => money(o.discountCents) }),
+    couponCode: t.exposeString("couponCode", { nullable: true }),
+    total: t.float({ description: "subtotal + deliveryFee − discount", resolve: (o) => money(o.totalCents) }),
+    totalAmount: t.float({ description: "Same as total (formal schema name)", resolve: (o) => money(o.totalCents) }),
+    customer: t.relation("customer", { nullable: true }),
+    deliveryAddress: t.field({
+      type: AddressRef,
+      nullable: true,
+      description: "Null for PICKUP orders",
+      resolve: (o) => (o.deliveryAddress as AddressShape | null) ?? null,
+    }),
+    items: t.relation("items", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
+    payments: t.relation("payments", { query: { orderBy: { id: "asc" } } }),
+    // Changes in the same millisecond keep lifecycle order (the enum's declaration order).
+    statusHistory: t.relation("statusHistory", { query: { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] } }),
+    scheduledFor: t.expose("scheduledFor", { type: "DateTime", nullable: true }),
+    notes: t.exposeString("notes", { nullable: true }),
+    cancellationReason: t.exposeString("cancellationReason", { nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+export const OrderPage = pageType("OrderPage", Order);
+
+/** Sort keys a page of orders needs from its cursor row. */
+const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
+
+builder.queryFields((t) => ({
+  orders: t.field({
+    type: OrderPage,
+    description: "The store's orders, newest first; with updatedSince, changes oldest first (SPEC §4.3).",
+    authScopes: { scope: "orders:read" },
+    args: {
+      limit: t.arg.int({ description: "1..100, default 20" }),
+      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
+      status: t.arg({ type: OrderStatusEnum }),
+      updatedSince: t.arg({ type: "DateTime", description: "Only orders with updatedAt at or after this instant" }),
+    },
+    resolve: (_root, args, ctx, info) => {
+      const { storeId } = tenantOf(ctx);
+      const where: Prisma.OrderWhereInput = {
+        storeId,
+        ...(args.status ? { status: args.status } : {}),
+        ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
+      };
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
+        findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
+        findMany: ({ after, orderBy, take }) => ctx.db.order.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
+      });
+    },
+  }),
+  order: t.prismaField({
+    type: Order,
+    description: "One order of the store; another store's id is NOT_FOUND (SPEC §4.3).",
+    authScopes: { scope: "orders:read" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const order = await ctx.db.order.findFirst({ ...query, where: { id, storeId } });
+      if (!order) throw notFound("order", id);
+      return order;
+    },
+  }),
+}));

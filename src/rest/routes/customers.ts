@@ -1,0 +1,65 @@
+import { defineRoute } from "../route.js";
+import { CustomerDetailSchema, CustomerSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
+import type { Page } from "../../graphql/pagination.js";
+
+type CustomerBody = Record<string, unknown> & { id: string };
+
+const CUSTOMER_FIELDS = "id name phone email createdAt updatedAt";
+
+export const customerRoutes = [
+  defineRoute<{ customers: Page<CustomerBody> }>({
+    operationId: "listCustomers",
+    method: "GET",
+    path: "/public/v1/customers",
+    tag: "Customers",
+    summary: "List customers",
+    description: "By name, then id. With updated_since: only customers changed at or after it, oldest change first (updatedAt, then id).",
+    scope: "customers:read",
+    query: {
+      properties: {
+        limit: limitParam,
+        cursor: cursorParam,
+        search: { type: "string", maxLength: SEARCH_MAX_LENGTH, description: "Case-insensitive substring of name or email, or digits of the phone" },
+        updated_since: updatedSinceParam,
+      },
+    },
+    document: `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
+      customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
+        data { ${CUSTOMER_FIELDS} }
+        pagination { hasMore cursor nextCursor }
+      }
+    }`,
+    variables: ({ query }) => ({
+      limit: query.limit,
+      cursor: query.cursor ?? null,
+      search: query.search ?? null,
+      updatedSince: instantParam(query.updated_since, "updated_since"),
+    }),
+    respond: (data) => ({ body: data.customers }),
+    status: 200,
+    response: { description: "A page of customers", schema: pageOf(CustomerSchema) },
+  }),
+  defineRoute<{ customer: CustomerBody }>({
+    operationId: "getCustomerById",
+    method: "GET",
+    path: "/public/v1/customers/{id}",
+    tag: "Customers",
+    summary: "Get a customer",
+    description: "The list fields plus the delivery addresses and a summary of the customer's orders.",
+    scope: "customers:read",
+    pathParams: { id: uuid },
+    document: `query getCustomerById($id: ID!) {
+      customer(id: $id) {
+        ${CUSTOMER_FIELDS}
+        deliveryAddresses { id street number neighborhood city state postalCode complement }
+        contactSummary { orderCount firstOrderAt lastOrderAt }
+      }
+    }`,
+    variables: ({ path }) => ({ id: path.id }),
+    respond: (data) => ({ body: data.customer }),
+    status: 200,
+    response: { description: "The customer", schema: CustomerDetailSchema },
+    errors: [404],
+  }),
+];
