@@ -11,7 +11,7 @@ import type { Context } from "./context.js";
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
-  AuthScopes: { admin: boolean; partner: boolean; scope: Scope; sandbox: boolean };
+  AuthScopes: { admin: boolean; partner: boolean; scope: Scope; anyScope: Scope[]; sandbox: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
@@ -27,13 +27,17 @@ export const builder = new SchemaBuilder<{
       partner: ctx.principal.kind === "partner",
       sandbox: ctx.principal.kind === "partner" && ctx.principal.environment === "SANDBOX",
       scope: (scope) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(scope),
+      anyScope: (scopes) => ctx.principal.kind === "partner" && scopes.some((s) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(s)),
     }),
     // Maps a failed scope check to the same problem codes REST uses (DECISIONS §1).
     unauthorizedError: (_parent, ctx, _info, result) => {
       if (ctx.principal.kind === "anonymous") return new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <token>.");
       const failure = result.failure;
-      const scope = "failures" in failure ? failure.failures.find((f) => f.kind === "AuthScope" && f.scope === "scope") : failure;
-      if (scope && scope.kind === "AuthScope" && scope.scope === "scope") return insufficientScope(String(scope.parameter));
+      const isScope = (f: typeof failure) => f.kind === "AuthScope" && (f.scope === "scope" || f.scope === "anyScope");
+      const scope = "failures" in failure ? failure.failures.find(isScope) : failure;
+      if (scope && scope.kind === "AuthScope" && isScope(scope)) {
+        return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.join(" or ") : String(scope.parameter));
+      }
       return new ApiError("FORBIDDEN", "This credential may not use this field.");
     },
   },

@@ -4,6 +4,7 @@ import { tenantOf } from "./context.js";
 import { money, pageType, requireUuid } from "./fields.js";
 import { paginate, type SortKey } from "./pagination.js";
 import { notFound } from "../errors.js";
+import { setProductActive } from "../catalog/service.js";
 
 /** Catalog (SPEC §2.6, §2.7, §4.5): active categories, products with their variations and additionals. */
 
@@ -110,6 +111,22 @@ builder.queryFields((t) => ({
       const product = await ctx.db.product.findFirst({ ...query, where: { id, storeId } });
       if (!product) throw notFound("product", id);
       return product;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  setProductStatus: t.prismaField({
+    type: Product,
+    description: "Pauses (isActive false) or resumes a product; reported by an aggregated catalog.updated.",
+    authScopes: { scope: "catalog:write" },
+    args: { id: t.arg.id({ required: true }), isActive: t.arg.boolean({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const windowMs = ctx.services.config.CATALOG_EVENT_WINDOW_MS;
+      await ctx.db.$transaction((tx) => setProductActive(tx, storeId, id, args.isActive, windowMs));
+      return ctx.db.product.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),
 }));

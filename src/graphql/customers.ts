@@ -3,8 +3,11 @@ import { builder } from "./builder.js";
 import { tenantOf, type Context } from "./context.js";
 import { pageType, requireUuid } from "./fields.js";
 import { checkLimit, paginate, type SortKey } from "./pagination.js";
-import { invalidRequest, notFound } from "../errors.js";
+import { invalidRequest, notFound, type Violation } from "../errors.js";
+import { createCustomer, updateCustomer } from "../customers/service.js";
+import { NewCustomerInput } from "./orders.js";
 import type { Prisma } from "../db/prisma.js";
+import type { Scope } from "../auth/scopes.js";
 
 /** Customers (SPEC §2.5, §4.4): the list, the detail with delivery addresses and a contact summary. */
 
@@ -81,10 +84,11 @@ const CustomerAddress = builder.prismaObject("CustomerAddress", {
 });
 
 /**
- * id, name and phone travel inside every order (orders:read); the rest of a customer needs customers:read,
+ * id, name and phone travel inside every order (orders:read); the rest needs customers:read (or customers:write,
+ * whose writes answer with the customer),
  * so GraphQL shows a token no more than REST does (DECISIONS §11).
  */
-const customersRead = { scope: "customers:read" } as const;
+const customersRead = { anyScope: ["customers:read", "customers:write"] } satisfies { anyScope: Scope[] };
 
 export const Customer = builder.prismaObject("Customer", {
   fields: (t) => ({
@@ -139,7 +143,7 @@ builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerPage,
     description: "The store's customers by name; with updatedSince, changes oldest first (SPEC §4.4).",
-    authScopes: customersRead,
+    authScopes: { scope: "customers:read" },
     args: {
       limit: t.arg.int({ description: "1..100, default 20" }),
       cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
@@ -166,7 +170,7 @@ builder.queryFields((t) => ({
   customer: t.prismaField({
     type: Customer,
     description: "One customer of the store; another store's id is NOT_FOUND (SPEC §4.4).",
-    authScopes: customersRead,
+    authScopes: { scope: "customers:read" },
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
@@ -174,6 +178,59 @@ builder.queryFields((t) => ({
       const customer = await ctx.db.customer.findFirst({ ...query, where: { id, storeId } });
       if (!customer) throw notFound("customer", id);
       return customer;
+    },
+  }),
+}));
+
+const UpdateCustomerInput = builder.inputType("UpdateCustomerInput", {
+  description: "Only the fields sent change; null clears phone or email.",
+  fields: (t) => ({
+    name: t.string(),
+    phone: t.string(),
+    email: t.string(),
+  }),
+});
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The field rules the REST body schema states too, for GraphQL callers. */
+function checkCustomerFields(input: { name?: string | null; phone?: string | null; email?: string | null }, creating: boolean): void {
+  const v: Violation[] = [];
+  if ((creating || input.name !== undefined) && (!input.name || !input.name.trim() || input.name.length > 200)) {
+    v.push({ field: "name", code: "INVALID_VALUE", message: "name must be 1 to 200 characters" });
+  }
+  if (input.email != null && (!EMAIL.test(input.email) || input.email.length > 254)) v.push({ field: "email", code: "INVALID_FORMAT", message: "email must be an email address" });
+  if (input.phone != null && (input.phone.length > 40 || !/\d/.test(input.phone))) v.push({ field: "phone", code: "INVALID_FORMAT", message: "phone must be up to 40 characters with digits" });
+  if (v.length) throw invalidRequest(`The customer failed validation: ${v.map((x) => x.message).join("; ")}.`, v);
+}
+
+builder.mutationFields((t) => ({
+  createCustomer: t.prismaField({
+    type: Customer,
+    description: "Creates a customer and emits customer.created.",
+    authScopes: { scope: "customers:write" },
+    args: { input: t.arg({ type: NewCustomerInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      checkCustomerFields(input, true);
+      const { id } = await ctx.db.$transaction((tx) => createCustomer(tx, storeId, input));
+      return ctx.db.customer.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  updateCustomer: t.prismaField({
+    type: Customer,
+    description: "Changes a customer's name, phone or email and emits customer.updated.",
+    authScopes: { scope: "customers:write" },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCustomerInput, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const input = { name: args.input.name ?? undefined, phone: args.input.phone, email: args.input.email };
+      if (args.input.name === null) throw invalidRequest("name cannot be null.", [{ field: "name", code: "INVALID_VALUE", message: "name cannot be null" }]);
+      if (Object.values(input).every((x) => x === undefined)) throw invalidRequest("Send at least one of name, phone, email.", [{ field: "body", code: "REQUIRED", message: "at least one field" }]);
+      checkCustomerFields(input, false);
+      await ctx.db.$transaction((tx) => updateCustomer(tx, storeId, id, input));
+      return ctx.db.customer.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),
 }));

@@ -6,6 +6,7 @@ import { money, pageType, requireUuid } from "./fields.js";
 import { paginate, type SortKey } from "./pagination.js";
 import { notFound } from "../errors.js";
 import type { OrderStatus, OrderType, Prisma } from "../db/prisma.js";
+import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "../orders/service.js";
 
 /** Orders (SPEC §2.4, DECISIONS §1): one Order type carrying both published field families. */
 
@@ -141,6 +142,96 @@ builder.queryFields((t) => ({
       const order = await ctx.db.order.findFirst({ ...query, where: { id, storeId } });
       if (!order) throw notFound("order", id);
       return order;
+    },
+  }),
+}));
+
+const OrderItemAdditionalInput = builder.inputType("OrderItemAdditionalInput", {
+  fields: (t) => ({
+    name: t.string({ required: true, description: "Name of one of the product's additionals" }),
+    quantity: t.int({ required: true }),
+  }),
+});
+
+const OrderItemInput = builder.inputType("OrderItemInput", {
+  fields: (t) => ({
+    productId: t.id({ required: true }),
+    quantity: t.int({ required: true }),
+    notes: t.string(),
+    additionals: t.field({ type: [OrderItemAdditionalInput] }),
+  }),
+});
+
+export const AddressInput = builder.inputType("AddressInput", {
+  fields: (t) => ({
+    street: t.string({ required: true }),
+    number: t.string({ required: true }),
+    neighborhood: t.string({ required: true }),
+    city: t.string({ required: true }),
+    state: t.string({ required: true }),
+    postalCode: t.string({ required: true }),
+    complement: t.string(),
+  }),
+});
+
+const PaymentInput = builder.inputType("PaymentInput", {
+  fields: (t) => ({
+    method: t.string({ required: true, description: PAYMENT_METHODS.join(", ") }),
+    value: t.float({ required: true }),
+    changeFor: t.float({ description: "CASH only: the amount the customer pays with" }),
+  }),
+});
+
+export const NewCustomerInput = builder.inputType("NewCustomerInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    phone: t.string(),
+    email: t.string(),
+  }),
+});
+
+const CreateOrderInput = builder.inputType("CreateOrderInput", {
+  description: "Prices come from the catalog; prices sent by the client are ignored (DECISIONS §6).",
+  fields: (t) => ({
+    type: t.field({ type: OrderTypeEnum, required: true }),
+    customerId: t.id(),
+    customer: t.field({ type: NewCustomerInput, description: "Creates a customer (customer.created)" }),
+    items: t.field({ type: [OrderItemInput], required: true }),
+    deliveryAddress: t.field({ type: AddressInput, description: "Required for DELIVERY, absent for PICKUP" }),
+    payments: t.field({ type: [PaymentInput] }),
+    scheduledFor: t.field({ type: "DateTime" }),
+    notes: t.string(),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createOrder: t.prismaField({
+    type: Order,
+    description: "Registers an order in PENDING and emits order.created (and customer.created for a new customer).",
+    authScopes: { scope: "orders:write" },
+    args: { input: t.arg({ type: CreateOrderInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      if (input.customerId) requireUuid(input.customerId, "customerId");
+      input.items.forEach((item, i) => requireUuid(item.productId, `items[${i}].productId`));
+      const { id } = await ctx.db.$transaction((tx) => createOrder(tx, storeId, { ...input, items: input.items.map((i) => ({ ...i, productId: String(i.productId) })), customerId: input.customerId ? String(input.customerId) : null }));
+      return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  updateOrderStatus: t.prismaField({
+    type: Order,
+    description: "Moves an order along its lifecycle (DECISIONS §2); CANCELLED needs a reason.",
+    authScopes: { scope: "orders:write" },
+    args: {
+      id: t.arg.id({ required: true }),
+      status: t.arg({ type: OrderStatusEnum, required: true }),
+      reason: t.arg.string(),
+    },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      await ctx.db.$transaction((tx) => changeOrderStatus(tx, storeId, id, args.status, args.reason));
+      return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
     },
   }),
 }));

@@ -4,5 +4,6 @@ import "./admin.js";
 import "./orders.js";
 import "./customers.js";
 import "./catalog.js";
+import "./sandbox.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

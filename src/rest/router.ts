@@ -5,7 +5,7 @@ import type { PartnerPrincipal, Principal } from "../auth/principal.js";
 import { createContext } from "../graphql/context.js";
 import type { Services } from "../services.js";
 import { parseBody, readBody } from "../http/body.js";
-import { compileBody, compileObject, check, type InputValidators } from "./validate.js";
+import { compileBody, compileObject, check, pickDeclared, type InputValidators } from "./validate.js";
 import { prepareDocument, runDocument } from "./execute.js";
 import type { AnyRoute, RouteInput, RouteResult } from "./route.js";
 
@@ -106,7 +106,7 @@ export class RestRouter {
     if (validators.path) check(validators.path, params, "path");
     if (validators.query) check(validators.query, query, "query");
     if (validators.body) check(validators.body, body ?? {}, "body");
-    const input: RouteInput = { path: params, query, body: body ?? {}, principal };
+    const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body) : {}, principal };
 
     const run = async (): Promise<RouteResult> => {
       const ctx = createContext(this.services, principal, r.requestId);

@@ -1,6 +1,8 @@
 import type { JsonSchema } from "./route.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "../graphql/orders.js";
 import { invalidRequest } from "../errors.js";
+import { PAYMENT_METHODS } from "../orders/service.js";
+import { SCENARIOS } from "../sandbox/scenarios.js";
 
 /** JSON schemas of response bodies: printed into OpenAPI and checked by the contract tests. */
 
@@ -254,5 +256,134 @@ export const ProductDetailSchema: JsonSchema = {
         properties: { ...choiceFields, minChoices: integer, maxChoices: integer },
       },
     },
+  },
+};
+
+/* Request bodies (DECISIONS §6). Unknown fields are ignored, so a client may send an item's unitPrice
+   or total: prices always come from the catalog. */
+
+const shortText = (max: number, description?: string): JsonSchema => ({ type: "string", minLength: 1, maxLength: max, ...(description ? { description } : {}) });
+const amount: JsonSchema = { type: "number", minimum: 0, multipleOf: 0.01 };
+
+export const AddressInputSchema: JsonSchema = {
+  type: "object",
+  required: ["street", "number", "neighborhood", "city", "state", "postalCode"],
+  properties: {
+    street: shortText(200),
+    number: shortText(20),
+    neighborhood: shortText(120),
+    city: shortText(120),
+    state: shortText(60),
+    postalCode: shortText(20),
+    complement: nullable({ type: "string", maxLength: 200 }),
+  },
+};
+
+export const CustomerInputSchema: JsonSchema = {
+  type: "object",
+  required: ["name"],
+  properties: {
+    name: { ...shortText(200), pattern: "\\S" },
+    phone: nullable({ type: "string", maxLength: 40, pattern: "\\d" }),
+    email: nullable({ type: "string", format: "email", maxLength: 254 }),
+  },
+};
+
+export const CustomerPatchSchema: JsonSchema = {
+  type: "object",
+  minProperties: 1,
+  description: "Any of name, phone, email; null clears phone or email.",
+  properties: CustomerInputSchema.properties,
+};
+
+export const CreateOrderSchema: JsonSchema = {
+  type: "object",
+  required: ["type", "items"],
+  properties: {
+    type: { type: "string", enum: [...ORDER_TYPES] },
+    customerId: { ...uuid, description: "An existing customer; or send `customer` to create one" },
+    customer: { ...CustomerInputSchema, description: "Creates a customer (emits customer.created)" },
+    items: {
+      type: "array",
+      minItems: 1,
+      maxItems: 100,
+      items: {
+        type: "object",
+        required: ["productId", "quantity"],
+        properties: {
+          productId: uuid,
+          quantity: { type: "integer", minimum: 1, maximum: 999 },
+          notes: nullable({ type: "string", maxLength: 500 }),
+          additionals: {
+            type: "array",
+            maxItems: 50,
+            items: {
+              type: "object",
+              required: ["name", "quantity"],
+              properties: { name: shortText(200), quantity: { type: "integer", minimum: 1, maximum: 99 } },
+            },
+          },
+        },
+      },
+    },
+    deliveryAddress: { ...AddressInputSchema, description: "Required for DELIVERY; not allowed for PICKUP" },
+    payments: {
+      type: "array",
+      maxItems: 10,
+      description: "When given, the values must add up to the order total (prices come from the catalog)",
+      items: {
+        type: "object",
+        required: ["method", "value"],
+        properties: {
+          method: { type: "string", enum: [...PAYMENT_METHODS] },
+          value: amount,
+          changeFor: { ...nullable(amount), description: "CASH only: what the customer pays with" },
+        },
+      },
+    },
+    scheduledFor: { ...dateTime, description: "Requested delivery or pickup time" },
+    notes: nullable({ type: "string", maxLength: 500 }),
+  },
+};
+
+export const StatusChangeSchema: JsonSchema = {
+  type: "object",
+  required: ["status"],
+  properties: {
+    status: { type: "string", enum: [...ORDER_STATUSES] },
+    reason: { type: "string", minLength: 1, maxLength: 500, description: "Required when status is CANCELLED" },
+  },
+  if: { properties: { status: { const: "CANCELLED" } }, required: ["status"] },
+  then: { required: ["reason"] },
+};
+
+export const ProductStatusSchema: JsonSchema = {
+  type: "object",
+  required: ["isActive"],
+  properties: { isActive: { type: "boolean", description: "false pauses the product" } },
+};
+
+export const SandboxOrderSchema: JsonSchema = {
+  type: "object",
+  required: ["scenario"],
+  properties: {
+    scenario: {
+      type: "string",
+      enum: [...SCENARIOS],
+      description:
+        "delivery: fee and full address; pickup: counter pickup; scheduled: future delivery; cash: pay on delivery with change; " +
+        "online_payment: approved digital payment; with_discount: coupon applied; cancelled: cancelled by the restaurant",
+    },
+  },
+};
+
+export const SeedResultSchema: JsonSchema = {
+  type: "object",
+  required: ["storeId", "categories", "products", "customers"],
+  properties: {
+    storeId: uuid,
+    categories: { type: "integer", description: "Categories the store now has" },
+    products: { type: "integer" },
+    customers: { type: "integer" },
   },
 };

@@ -7,7 +7,8 @@ import type { JsonSchema } from "./route.js";
 const addFormats = addFormatsModule.default as unknown as (ajv: Ajv) => Ajv;
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true });
+  // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point.
+  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true, multipleOfPrecision: 6 });
   addFormats(ajv);
   return ajv;
 }
@@ -74,4 +75,26 @@ export function check(validate: ValidateFunction, value: unknown, where: "path" 
   }
   const where_ = where === "body" ? "request body" : where === "query" ? "query parameters" : "path";
   throw invalidRequest(`The ${where_} failed validation: ${violations.map((v) => v.message).join("; ")}.`, violations);
+}
+
+/**
+ * Keeps only the fields a body schema declares (recursively through objects, arrays and nullable
+ * unions). Unknown fields are ignored rather than refused, as DECISIONS §6 asks for an item's unitPrice,
+ * and they never reach GraphQL, whose input types would reject them.
+ */
+export function pickDeclared(value: unknown, schema: JsonSchema): unknown {
+  if (value === null || typeof value !== "object") return value;
+  const variants = (schema.anyOf as JsonSchema[] | undefined)?.filter((s) => s.type !== "null");
+  if (variants?.length === 1) return pickDeclared(value, variants[0]);
+  if (Array.isArray(value)) {
+    const items = schema.items as JsonSchema | undefined;
+    return items ? value.map((v) => pickDeclared(v, items)) : value;
+  }
+  const properties = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!properties || schema.additionalProperties === true) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, sub] of Object.entries(properties)) {
+    if (Object.hasOwn(value, key)) out[key] = pickDeclared((value as Record<string, unknown>)[key], sub);
+  }
+  return out;
 }

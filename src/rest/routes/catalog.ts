@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { CategorySchema, ProductDetailSchema, ProductSchema, cursorParam, limitParam, pageOf, uuid } from "../schemas.js";
+import { CategorySchema, ProductDetailSchema, ProductSchema, ProductStatusSchema, cursorParam, limitParam, pageOf, uuid } from "../schemas.js";
 import type { Page } from "../../graphql/pagination.js";
 
 type Row = Record<string, unknown> & { id: string };
@@ -64,6 +64,23 @@ export const catalogRoutes = [
     respond: (data) => ({ body: data.product }),
     status: 200,
     response: { description: "The product", schema: ProductDetailSchema },
+    errors: [404],
+  }),
+  defineRoute<{ setProductStatus: Row }>({
+    operationId: "setProductStatus",
+    method: "PATCH",
+    path: "/public/v1/catalog/products/{id}/status",
+    tag: "Catalog",
+    summary: "Pause or resume a product",
+    description: "A paused product cannot be ordered. Changes within the aggregation window are reported as one catalog.updated per product and action.",
+    scope: "catalog:write",
+    pathParams: { id: uuid },
+    body: ProductStatusSchema,
+    document: `mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ${PRODUCT_FIELDS} } }`,
+    variables: ({ path, body }) => ({ id: path.id, isActive: (body as { isActive: boolean }).isActive }),
+    respond: (data) => ({ body: data.setProductStatus }),
+    status: 200,
+    response: { description: "The product", schema: ProductSchema },
     errors: [404],
   }),
 ];

@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { CustomerDetailSchema, CustomerSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
 import { SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
 import type { Page } from "../../graphql/pagination.js";
 
@@ -60,6 +60,38 @@ export const customerRoutes = [
     respond: (data) => ({ body: data.customer }),
     status: 200,
     response: { description: "The customer", schema: CustomerDetailSchema },
+    errors: [404],
+  }),
+  defineRoute<{ createCustomer: CustomerBody }>({
+    operationId: "createCustomer",
+    method: "POST",
+    path: "/public/v1/customers",
+    tag: "Customers",
+    summary: "Create a customer",
+    description: "Emits customer.created.",
+    scope: "customers:write",
+    body: CustomerInputSchema,
+    document: `mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ${CUSTOMER_FIELDS} } }`,
+    variables: ({ body }) => ({ input: body }),
+    respond: (data) => ({ body: data.createCustomer, headers: { location: `/public/v1/customers/${data.createCustomer.id}` } }),
+    status: 201,
+    response: { description: "The customer", schema: CustomerSchema },
+  }),
+  defineRoute<{ updateCustomer: CustomerBody }>({
+    operationId: "updateCustomer",
+    method: "PATCH",
+    path: "/public/v1/customers/{id}",
+    tag: "Customers",
+    summary: "Update a customer",
+    description: "Changes only the fields sent (null clears phone or email) and emits customer.updated.",
+    scope: "customers:write",
+    pathParams: { id: uuid },
+    body: CustomerPatchSchema,
+    document: `mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ${CUSTOMER_FIELDS} } }`,
+    variables: ({ path, body }) => ({ id: path.id, input: body }),
+    respond: (data) => ({ body: data.updateCustomer }),
+    status: 200,
+    response: { description: "The customer after the change", schema: CustomerSchema },
     errors: [404],
   }),
 ];

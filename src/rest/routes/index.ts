@@ -3,6 +3,7 @@ import { storeRoutes } from "./store.js";
 import { orderRoutes } from "./orders.js";
 import { customerRoutes } from "./customers.js";
 import { catalogRoutes } from "./catalog.js";
+import { sandboxRoutes } from "./sandbox.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
-export const routes: AnyRoute[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes] as unknown as AnyRoute[];
+export const routes: AnyRoute[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes, ...sandboxRoutes] as unknown as AnyRoute[];

@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { OrderDetailSchema, OrderSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
 import { ORDER_STATUSES } from "../../graphql/orders.js";
 import type { Page } from "../../graphql/pagination.js";
 
@@ -13,6 +13,10 @@ const ORDER_FIELDS = `
   items { id productId name quantity unitPrice total notes additionals { name quantity price } }
   payments { method status value changeFor }
   createdAt updatedAt`;
+
+/** Every write answers with the order as the detail route shows it. */
+export const ORDER_DETAIL_FIELDS = `${ORDER_FIELDS}
+  couponCode statusHistory { status at reason } scheduledFor notes cancellationReason`;
 
 export const orderRoutes = [
   defineRoute<{ orders: Page<OrderBody> }>({
@@ -58,16 +62,52 @@ export const orderRoutes = [
     description: "The list fields plus statusHistory, scheduledFor, notes, couponCode and cancellationReason.",
     scope: "orders:read",
     pathParams: { id: uuid },
-    document: `query getOrderById($id: ID!) {
-      order(id: $id) {
-        ${ORDER_FIELDS}
-        couponCode statusHistory { status at reason } scheduledFor notes cancellationReason
-      }
-    }`,
+    document: `query getOrderById($id: ID!) { order(id: $id) { ${ORDER_DETAIL_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.order }),
     status: 200,
     response: { description: "The order", schema: OrderDetailSchema },
     errors: [404],
+  }),
+  defineRoute<{ createOrder: OrderBody }>({
+    operationId: "createOrder",
+    method: "POST",
+    path: "/public/v1/orders",
+    tag: "Orders",
+    summary: "Register an order",
+    description:
+      "Creates an order in PENDING and emits order.created (plus customer.created when `customer` creates one). " +
+      "Prices come from the catalog: unitPrice or total sent by the client are ignored. An unknown or paused product, " +
+      "an unknown customerId or payments that do not add up to the total are 422.",
+    scope: "orders:write",
+    body: CreateOrderSchema,
+    document: `mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ${ORDER_DETAIL_FIELDS} } }`,
+    variables: ({ body }) => ({ input: body }),
+    respond: (data) => ({ body: data.createOrder, headers: { location: `/public/v1/orders/${data.createOrder.id}` } }),
+    status: 201,
+    response: { description: "The order", schema: OrderDetailSchema },
+    errors: [409, 422],
+  }),
+  defineRoute<{ updateOrderStatus: OrderBody }>({
+    operationId: "updateOrderStatus",
+    method: "PATCH",
+    path: "/public/v1/orders/{id}/status",
+    tag: "Orders",
+    summary: "Move an order along its lifecycle",
+    description:
+      "PENDING → CONFIRMED → (PREPARING) → READY → DISPATCHED → DELIVERED for DELIVERY orders; PICKUP orders go READY → DELIVERED. " +
+      "Any non-final status → CANCELLED with a reason. Other moves, including to the current status, are 422 with " +
+      'errors[{ field: "status", code: "INVALID_TRANSITION", from, to }]. Each move emits its event; DELIVERED also emits order.completed. ' +
+      "Of two concurrent changes one wins; the other is 409.",
+    scope: "orders:write",
+    pathParams: { id: uuid },
+    body: StatusChangeSchema,
+    document: `mutation updateOrderStatus($id: ID!, $status: OrderStatus!, $reason: String) {
+      updateOrderStatus(id: $id, status: $status, reason: $reason) { ${ORDER_DETAIL_FIELDS} } }`,
+    variables: ({ path, body }) => ({ id: path.id, status: (body as { status: string }).status, reason: (body as { reason?: string }).reason ?? null }),
+    respond: (data) => ({ body: data.updateOrderStatus }),
+    status: 200,
+    response: { description: "The order after the change", schema: OrderDetailSchema },
+    errors: [404, 409, 422],
   }),
 ];

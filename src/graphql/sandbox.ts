@@ -1,0 +1,40 @@
+import { builder } from "./builder.js";
+import { tenantOf } from "./context.js";
+import { Order } from "./orders.js";
+import { seedSandboxStore, type SeedResult } from "../sandbox/seed.js";
+import { generateSandboxOrder, SCENARIOS } from "../sandbox/scenarios.js";
+
+/** Sandbox tooling (DECISIONS §4–5): any valid SANDBOX token, no scope needed. */
+
+export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
+  values: Object.fromEntries(SCENARIOS.map((s) => [s.toUpperCase(), { value: s }])) as Record<Uppercase<(typeof SCENARIOS)[number]>, { value: (typeof SCENARIOS)[number] }>,
+});
+
+const SeedResultRef = builder.objectRef<SeedResult>("SandboxSeedResult").implement({
+  fields: (t) => ({
+    storeId: t.exposeID("storeId"),
+    categories: t.exposeInt("categories"),
+    products: t.exposeInt("products"),
+    customers: t.exposeInt("customers"),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  sandboxSeed: t.field({
+    type: SeedResultRef,
+    description: "Fills the token's sandbox store with a fixed fake catalog and customers; repeating it duplicates nothing.",
+    authScopes: { sandbox: true },
+    resolve: (_root, _args, ctx) => ctx.db.$transaction((tx) => seedSandboxStore(tx, tenantOf(ctx).storeId)),
+  }),
+  sandboxCreateOrder: t.prismaField({
+    type: Order,
+    description: "Generates an order of a scenario through the real order path, so webhooks fire.",
+    authScopes: { sandbox: true },
+    args: { scenario: t.arg({ type: SandboxScenarioEnum, required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const { id } = await ctx.db.$transaction((tx) => generateSandboxOrder(tx, storeId, args.scenario), { timeout: 15_000 });
+      return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+}));

@@ -1,0 +1,43 @@
+import { defineRoute } from "../route.js";
+import { OrderDetailSchema, SandboxOrderSchema, SeedResultSchema } from "../schemas.js";
+import { ORDER_DETAIL_FIELDS } from "./orders.js";
+import type { SeedResult } from "../../sandbox/seed.js";
+
+type OrderBody = Record<string, unknown> & { id: string };
+
+/** DECISIONS §4–5: SANDBOX tokens only, no scope needed, so partners test without write scopes. */
+export const sandboxRoutes = [
+  defineRoute<{ sandboxSeed: SeedResult }>({
+    operationId: "seedSandbox",
+    method: "POST",
+    path: "/public/v1/sandbox/seed",
+    tag: "Sandbox",
+    summary: "Fill the sandbox store with a fake catalog and customers",
+    description: "Deterministic data: categories, products with variations and additionals, customers. Calling it again duplicates nothing. Answers the store's counts.",
+    scope: null,
+    sandboxOnly: true,
+    document: "mutation seedSandbox { sandboxSeed { storeId categories products customers } }",
+    variables: () => ({}),
+    respond: (data) => ({ body: data.sandboxSeed }),
+    status: 201,
+    response: { description: "What the store now holds", schema: SeedResultSchema },
+  }),
+  defineRoute<{ sandboxCreateOrder: OrderBody }>({
+    operationId: "createSandboxOrder",
+    method: "POST",
+    path: "/public/v1/sandbox/orders",
+    tag: "Sandbox",
+    summary: "Generate an order in one of seven scenarios",
+    description:
+      "Runs the real order code path, so registered webhooks fire: order.created always, customer.created for a first-time customer, " +
+      "order.cancelled for `cancelled`. A store with no catalog is seeded first. The order is PENDING except for `cancelled`.",
+    scope: null,
+    sandboxOnly: true,
+    body: SandboxOrderSchema,
+    document: `mutation createSandboxOrder($scenario: SandboxScenario!) { sandboxCreateOrder(scenario: $scenario) { ${ORDER_DETAIL_FIELDS} } }`,
+    variables: ({ body }) => ({ scenario: (body as { scenario: string }).scenario.toUpperCase() }),
+    respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
+    status: 201,
+    response: { description: "The generated order", schema: OrderDetailSchema },
+  }),
+];
