@@ -1,11 +1,12 @@
 import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
 import type { Services } from "../src/services.js";
+import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
-export async function startWorker(services: Services, databaseUrl: string): Promise<Runner> {
+export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
-  return run({
+  const runner = await run({
     connectionString: databaseUrl,
     concurrency: services.config.WORKER_CONCURRENCY,
     noHandleSignals: true,
@@ -17,4 +18,6 @@ export async function startWorker(services: Services, databaseUrl: string): Prom
       fn.call(log, { ...scope, ...meta }, message);
     }),
   });
+  metrics?.watchWorker(runner);
+  return runner;
 }

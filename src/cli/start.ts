@@ -4,6 +4,8 @@ import { createLogger } from "../log.js";
 import { startServices } from "../app.js";
 import { schema } from "../graphql/schema.js";
 import { createHttpApp, createHttpServer, listen } from "../http/server.js";
+import { createMetricsServer, Metrics } from "../http/metrics.js";
+import { drainServer } from "../http/drain.js";
 import { startWorker } from "../../workers/runner.js";
 import { demoBanner, ensureDemo } from "../admin/demo.js";
 
@@ -25,16 +27,23 @@ async function main(): Promise<void> {
   const { services } = started;
   const role = config.ROLE;
 
-  const worker = role === "api" ? null : await startWorker(services, started.databaseUrl);
+  const app = role === "worker" ? null : createHttpApp(services, schema);
+  const metrics = app?.metrics ?? new Metrics(services.pool, log);
+  const worker = role === "api" ? null : await startWorker(services, started.databaseUrl, metrics);
   let server: ReturnType<typeof createHttpServer> | null = null;
-  if (role !== "worker") {
-    server = createHttpServer(createHttpApp(services, schema));
+  if (app) {
+    server = createHttpServer(app, { keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS });
     const port = await listen(server, config.PORT, config.HOST);
     log.info({ port, host: config.HOST, role }, "listening");
     const demo = await ensureDemo(services.db);
     if (demo) process.stdout.write(demoBanner(config.PORT === port ? config.publicBaseUrl : `http://${config.HOST}:${port}`, demo));
   } else {
     log.info({ role }, "worker started");
+    if (config.METRICS_PORT !== undefined) {
+      server = createMetricsServer(metrics, config);
+      const port = await listen(server, config.METRICS_PORT, config.HOST);
+      log.info({ port, host: config.HOST }, "serving /metrics and /healthz");
+    }
   }
 
   let stopping = false;
@@ -42,14 +51,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
-    await Promise.all([
-      server &&
-        new Promise<void>((res) => {
-          server.close(() => res());
-          server.closeIdleConnections();
-        }),
-      worker?.stop(),
-    ]);
+    setTimeout(() => {
+      log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "shutdown timed out");
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+    await Promise.all([server && drainServer(server, config.SHUTDOWN_TIMEOUT_MS), worker?.stop()]);
     await started.close();
     log.info("stopped");
     process.exit(0);

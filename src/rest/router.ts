@@ -32,7 +32,7 @@ export type RouteMiddleware = (
   next: () => Promise<RouteResult>,
 ) => Promise<RouteResult>;
 
-function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
+export function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
   const paramNames: string[] = [];
   const source = template
     .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
