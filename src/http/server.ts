@@ -10,6 +10,7 @@ import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { handleTokenRequest } from "./token.js";
+import { readBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
@@ -80,6 +81,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, middlew
         throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
       }
       if (principal.kind === "partner") await limits.api(res, principal);
+      // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
+      if (method === "POST") Object.assign(req, { body: await readBody(req) });
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }

@@ -48,6 +48,18 @@ describe("limits shared by two API processes", () => {
   });
 });
 
+describe("request logs", () => {
+  it("carry the trace id of a W3C traceparent", async () => {
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const res = await fetch(`${b.baseUrl}/public/v1/unknown`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+    expect(((await res.json()) as { traceId: string }).traceId).toBe(traceId);
+    const deadline = Date.now() + 3000;
+    while (!b.output().includes(traceId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const line = b.output().split("\n").find((l) => l.includes(traceId));
+    expect(JSON.parse(line ?? "{}")).toMatchObject({ traceId, path: "/public/v1/unknown", status: 404, msg: "request" });
+  });
+});
+
 interface Outcome {
   connected: boolean;
   status?: number;
