@@ -6,6 +6,10 @@ import { Metrics } from "../../src/http/metrics.js";
 import type { AnyRoute } from "../../src/rest/route.js";
 import { traceIdOf } from "../../src/http/server.js";
 import { expectProblem } from "./support.js";
+import { RestRouter } from "../../src/rest/router.js";
+import { defineRoute } from "../../src/rest/route.js";
+import { schema } from "../../src/graphql/schema.js";
+import { uuid } from "../../src/rest/schemas.js";
 
 const METRICS_TOKEN = "metrics-token-0123456789";
 let app: TestApp;
@@ -57,6 +61,17 @@ describe("request hardening", () => {
       expect(res.headers.get("referrer-policy")).toBe("no-referrer");
       expect(res.headers.get("strict-transport-security")).toContain("max-age=");
     }
+  });
+
+  it("answers a malformed percent-escape in a path parameter with 400, not a URIError", () => {
+    const probe = defineRoute({
+      operationId: "probe", method: "GET", path: "/public/v1/probe/{id}", tag: "Probe", summary: "probe", scope: null,
+      pathParams: { id: uuid }, document: "query probe { store { id } }", variables: () => ({}), respond: () => ({}), status: 200,
+      response: { description: "probe" },
+    });
+    const router = new RestRouter(app.services, schema, [probe as unknown as AnyRoute]);
+    for (const raw of ["%", "%zz", "%E0%A4%A"]) expect(() => router.match("GET", `/public/v1/probe/${raw}`)).toThrow(expect.objectContaining({ code: "INVALID_REQUEST" }));
+    expect(router.match("GET", "/public/v1/probe/a%20b").params).toEqual({ id: "a b" });
   });
 
   it("never puts an unexpected error's message, stack or SQL into the response", () => {

@@ -9,7 +9,7 @@ let app: TestApp;
 beforeAll(async () => {
   // Small limits so each case reaches them in a handful of requests.
   app = await startTestApp({ RATE_LIMIT_SANDBOX_STORE: "4", RATE_LIMIT_SANDBOX_APP: "6", RATE_LIMIT_PRODUCTION_STORE: "7", RATE_LIMIT_PRODUCTION_APP: "9", RATE_LIMIT_TOKEN_PER_CLIENT: "3" });
-  await startOfFreshMinute(15);
+  await startOfFreshMinute(8);
 });
 afterAll(() => app.close());
 

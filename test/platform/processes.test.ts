@@ -26,7 +26,7 @@ describe("limits shared by two API processes", () => {
   it("admits exactly 100 sandbox requests per store per minute across both processes; another store is unaffected", async () => {
     const hot = await createTenant(app, { scopes: ["merchant:read"] });
     const calm = await createTenant(app, { scopes: ["merchant:read"] });
-    await startOfFreshMinute(12);
+    await startOfFreshMinute(6);
     // 110 at once, alternating between the processes: the counter is the database's, so exactly 100 pass.
     const responses = await Promise.all(Array.from({ length: 110 }, (_, i) => getStore(i % 2 ? a.baseUrl : b.baseUrl, hot.token)));
     const statuses = responses.map((r) => r.status);
@@ -57,6 +57,28 @@ describe("request logs", () => {
     while (!b.output().includes(traceId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const line = b.output().split("\n").find((l) => l.includes(traceId));
     expect(JSON.parse(line ?? "{}")).toMatchObject({ traceId, path: "/public/v1/unknown", status: 404, msg: "request" });
+  });
+});
+
+describe("--role worker", () => {
+  it("runs jobs without an API, and serves its metrics on METRICS_PORT", async () => {
+    const worker = await startApiProcess(app.databaseUrl, {}, "worker");
+    try {
+      expect((await fetch(`${worker.baseUrl}/public/v1/store`)).status).toBe(404);
+      await app.services.pool.query(`SELECT graphile_worker.add_job('cleanup_rate_limits', '{}'::json)`);
+      const deadline = Date.now() + 10_000;
+      let text = "";
+      while (Date.now() < deadline) {
+        text = await (await fetch(`${worker.baseUrl}/metrics`)).text();
+        if (/worker_jobs_total\{task="cleanup_rate_limits",outcome="success"\} 1/.test(text)) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(text).toMatch(/^worker_jobs_total\{task="cleanup_rate_limits",outcome="success"\} 1$/m);
+      expect(text).toMatch(/^job_queue_lag_seconds 0$/m);
+    } finally {
+      await stopApiProcess(worker);
+    }
+    expect(await worker.exited).toBe(0);
   });
 });
 

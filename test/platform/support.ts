@@ -44,16 +44,20 @@ export interface ApiProcess {
   exited: Promise<number | null>;
 }
 
-/** `tsx src/cli/start.ts --role api` as its own process (node + tsx loader, so signals reach it directly). */
-export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
+/**
+ * `tsx src/cli/start.ts --role <role>` as its own process (node + tsx loader, so signals reach it directly).
+ * An api process is reached on PORT; a worker on METRICS_PORT, where it serves /metrics and /healthz.
+ */
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, role: "api" | "worker" = "api"): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/start.ts", "--role", "api"], {
+  const portVar = role === "api" ? "PORT" : "METRICS_PORT";
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/start.ts", "--role", role], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATABASE_URL: databaseUrl,
-      PORT: String(port),
+      [portVar]: String(port),
       HOST: "127.0.0.1",
       ADMIN_API_KEY: ADMIN_KEY,
       PUBLIC_BASE_URL: "http://api.test.local",
@@ -70,12 +74,12 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 40_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`API process exited early (${child.exitCode}):\n${out}`);
-    const ok = await fetch(`${baseUrl}/readyz`).then((r) => r.status === 200, () => false);
+    if (child.exitCode !== null) throw new Error(`${role} process exited early (${child.exitCode}):\n${out}`);
+    const ok = await fetch(`${baseUrl}/${role === "api" ? "readyz" : "healthz"}`).then((r) => r.status === 200, () => false);
     if (ok) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`API process did not become ready:\n${out}`);
+      throw new Error(`${role} process did not become ready:\n${out}`);
     }
     await new Promise((r) => setTimeout(r, 150));
   }
