@@ -82,6 +82,16 @@ const envSchema = z.object({
   RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
   WORKER_CONCURRENCY: positiveInt.default(32),
   DB_POOL_SIZE: positiveInt.default(10),
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */
+  METRICS_PORT: port.optional(),
+  GRAPHQL_MAX_DEPTH: positiveInt.default(12),
+  GRAPHQL_MAX_COST: positiveInt.default(5000),
+  /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
+  /** On SIGTERM, in-flight requests and jobs get this long to finish before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
 });
 
 export type Config = z.infer<typeof envSchema> & { publicBaseUrl: string };

@@ -1,10 +1,11 @@
 import pg from "pg";
 import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
 import type { Services } from "../src/services.js";
+import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
-export async function startWorker(services: Services, databaseUrl: string): Promise<Runner> {
+export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
   const pgPool = new pg.Pool({ connectionString: databaseUrl, max: services.config.WORKER_CONCURRENCY + 2 });
   pgPool.on("error", (err) => log.warn({ err }, "idle worker database connection lost"));
@@ -22,5 +23,6 @@ export async function startWorker(services: Services, databaseUrl: string): Prom
     }),
   });
   runner.promise.finally(() => pgPool.end()).catch(() => undefined);
+  metrics?.watchWorker(runner);
   return runner;
 }

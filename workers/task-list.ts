@@ -2,13 +2,15 @@ import type { TaskList } from "graphile-worker";
 import type { Services } from "../src/services.js";
 import { cleanupIdempotencyKeys } from "./tasks/cleanup-idempotency-keys.js";
 import { flushCatalogChanges } from "./tasks/flush-catalog-changes.js";
+import { cleanupRateLimits } from "./tasks/cleanup-rate-limits.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
   return {
     cleanup_idempotency_keys: cleanupIdempotencyKeys(services),
     flush_catalog_changes: flushCatalogChanges(services),
+    cleanup_rate_limits: cleanupRateLimits(services),
   };
 }
 
-export const CRONTAB = ["0 * * * * cleanup_idempotency_keys ?max=1"].join("\n");
+export const CRONTAB = ["0 * * * * cleanup_idempotency_keys ?max=1", "*/5 * * * * cleanup_rate_limits ?max=1"].join("\n");

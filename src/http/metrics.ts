@@ -1,0 +1,159 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import type { Runner } from "graphile-worker";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { ApiError } from "../errors.js";
+import { safeEqual } from "../crypto/hash.js";
+import type { Logger } from "../log.js";
+import type { Config } from "../config.js";
+import { sendProblem, type ProblemContext } from "./problem.js";
+import { send } from "../rest/router.js";
+import type { AnyRoute } from "../rest/route.js";
+import { compilePath } from "../rest/router.js";
+import type { SubjectKind } from "../ratelimit/limiter.js";
+
+const DELIVERIES_SQL = `SELECT status::text AS status, count(*)::int AS n FROM "WebhookDelivery" GROUP BY status`;
+
+/** Jobs still to run (permanently failed ones excluded) by task and state. */
+const QUEUE_SQL = `
+SELECT task_identifier AS task,
+  count(*) FILTER (WHERE locked_at IS NULL AND run_at <= now())::int AS ready,
+  count(*) FILTER (WHERE locked_at IS NULL AND run_at > now())::int AS scheduled,
+  count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS running
+FROM graphile_worker.jobs WHERE attempts < max_attempts GROUP BY task_identifier`;
+
+const LAG_SQL = `
+SELECT coalesce(extract(epoch FROM now() - min(run_at)), 0)::float8 AS lag
+FROM graphile_worker.jobs WHERE locked_at IS NULL AND run_at <= now() AND attempts < max_attempts`;
+
+const DELIVERY_STATUSES = ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"];
+
+/**
+ * Prometheus metrics of one process (prom-client, a registry of its own). Request series are labelled by the
+ * REST route's path template, never the raw path, so ids in URLs cannot grow the series count. Delivery and
+ * queue gauges are read from the database at scrape time, so any API process reports the whole cluster's.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly templates: { pattern: RegExp; path: string }[];
+  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly duration: Histogram<"method" | "route" | "status">;
+  private readonly refusals: Counter<"subject">;
+  private readonly jobs: Counter<"task" | "outcome">;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly log: Logger,
+    routes: readonly AnyRoute[] = [],
+  ) {
+    this.templates = routes.map((r) => ({ pattern: compilePath(r.path).pattern, path: r.path }));
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: "http_requests_total", help: "HTTP requests by route template and status.", labelNames: ["method", "route", "status"], registers });
+    this.duration = new Histogram({
+      name: "http_request_duration_seconds",
+      help: "HTTP request latency by route template and status.",
+      labelNames: ["method", "route", "status"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.refusals = new Counter({ name: "rate_limit_rejections_total", help: "Requests refused with 429, by the limit that refused them.", labelNames: ["subject"], registers });
+    this.jobs = new Counter({ name: "worker_jobs_total", help: "Jobs run by this process's worker, by task and outcome.", labelNames: ["task", "outcome"], registers });
+    const scrape = this.scrape.bind(this);
+    new Gauge({
+      name: "webhook_deliveries",
+      help: "Webhook deliveries by status (whole database, read at scrape time).",
+      labelNames: ["status"],
+      registers,
+      collect() {
+        return scrape(this, DELIVERIES_SQL, (g: Gauge<"status">, rows: { status: string; n: number }[]) => {
+          for (const s of DELIVERY_STATUSES) g.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
+        });
+      },
+    });
+    new Gauge({
+      name: "job_queue_jobs",
+      help: "graphile-worker jobs by task and state: ready (due, waiting for a worker), scheduled (due later), running.",
+      labelNames: ["task", "state"],
+      registers,
+      collect() {
+        return scrape(this, QUEUE_SQL, (g: Gauge<"task" | "state">, rows: { task: string; ready: number; scheduled: number; running: number }[]) => {
+          for (const r of rows) for (const state of ["ready", "scheduled", "running"] as const) g.set({ task: r.task, state }, r[state]);
+        });
+      },
+    });
+    new Gauge({
+      name: "job_queue_lag_seconds",
+      help: "How long the oldest due job has waited for a worker (0 when none waits).",
+      registers,
+      collect() {
+        return scrape(this, LAG_SQL, (g: Gauge, rows: { lag: number }[]) => g.set(rows[0]?.lag ?? 0));
+      },
+    });
+  }
+
+  private async scrape<G extends Gauge<string>, R>(gauge: G, sql: string, apply: (gauge: G, rows: R[]) => void): Promise<void> {
+    try {
+      const { rows } = await this.pool.query(sql);
+      gauge.reset();
+      apply(gauge, rows as R[]);
+    } catch (err) {
+      // A scrape must still answer when the database is away; the gap in these series shows it.
+      gauge.reset();
+      this.log.warn({ err }, "metrics: database gauges unavailable");
+    }
+  }
+
+  /** The REST path template for /public/v1 paths; other paths are a fixed handful, and unknown ones collapse. */
+  routeOf(path: string, status: number): string {
+    if (path.startsWith("/public/v1/")) return this.templates.find((t) => t.pattern.test(path))?.path ?? "unmatched";
+    return status === 404 ? "unmatched" : path;
+  }
+
+  observeRequest(method: string, path: string, status: number, seconds: number): void {
+    const labels = { method, route: this.routeOf(path, status), status: String(status) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, seconds);
+  }
+
+  rateLimited(subject: SubjectKind): void {
+    this.refusals.inc({ subject });
+  }
+
+  /** Counts the outcomes of the jobs a worker in this process runs. */
+  watchWorker(runner: Runner): void {
+    runner.events.on("job:success", ({ job }) => this.jobs.inc({ task: job.task_identifier, outcome: "success" }));
+    runner.events.on("job:error", ({ job }) => this.jobs.inc({ task: job.task_identifier, outcome: "error" }));
+  }
+
+  /** GET /metrics in the Prometheus text format; with METRICS_TOKEN set, only for `Bearer <METRICS_TOKEN>`. */
+  async handle(req: IncomingMessage, res: ServerResponse, token: string | undefined): Promise<void> {
+    if (token) {
+      const given = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+      if (!given) throw new ApiError("UNAUTHORIZED", "Metrics need Authorization: Bearer <METRICS_TOKEN>.");
+      if (!safeEqual(given, token)) throw new ApiError("INVALID_TOKEN", "Wrong metrics token.");
+    }
+    const text = await this.registry.metrics();
+    res.writeHead(200, { "content-type": this.registry.contentType, "cache-control": "no-store" });
+    res.end(text);
+  }
+}
+
+/** For a worker-only process: /metrics (its job counters and the shared gauges) and /healthz, nothing else. */
+export function createMetricsServer(metrics: Metrics, config: Config): Server {
+  const ctx = (path: string): ProblemContext => {
+    const requestId = randomUUID();
+    return { baseUrl: config.publicBaseUrl, instance: path, requestId, traceId: requestId.replace(/-/g, "") };
+  };
+  return createServer({ requestTimeout: 30_000, headersTimeout: 15_000 }, (req, res) => {
+    const path = new URL(req.url ?? "/", "http://localhost").pathname;
+    const answer =
+      req.method === "GET" && path === "/metrics"
+        ? metrics.handle(req, res, config.METRICS_TOKEN)
+        : req.method === "GET" && path === "/healthz"
+          ? Promise.resolve(send(res, 200, { status: "ok" }))
+          : Promise.reject(new ApiError("NOT_FOUND", `No route ${req.method} ${path}.`));
+    answer.catch((err: unknown) => sendProblem(res, err, ctx(path)));
+  });
+}

@@ -1,0 +1,117 @@
+import type pg from "pg";
+import { remaining, slotFreesAt, type WindowState } from "./window.js";
+
+export type SubjectKind = "store" | "application" | "token";
+
+export interface Subject {
+  kind: SubjectKind;
+  /** Row key in RateLimitCounter, e.g. `store:<uuid>`. */
+  key: string;
+  /** Requests per minute. */
+  limit: number;
+}
+
+export interface Decision {
+  allowed: boolean;
+  /** The subject the headers describe: the one that refused, or the tighter of those that admitted. */
+  subject: Subject;
+  limit: number;
+  remaining: number;
+  /** Unix seconds (fractional) when the next slot of that subject frees. */
+  resetAt: number;
+  now: number;
+}
+
+/**
+ * One round trip for up to two subjects (store, then Application). Each subject's current-minute row is
+ * incremented only when the weighted estimate stays within its limit; the second subject is tried only when the
+ * first admitted the request, so a request refused by its store never touches the Application's row. The
+ * `ON CONFLICT ... WHERE` runs on the locked, latest row version, which is what makes concurrent API processes
+ * exact. The clock is the database's (`statement_timestamp()`), shared by every process; tests pass `$3`.
+ */
+const TAKE_SQL = `
+WITH clock AS MATERIALIZED (
+  SELECT t, to_timestamp(floor(extract(epoch FROM t) / 60) * 60) AS cur
+  FROM (SELECT coalesce($3::timestamptz, statement_timestamp()) AS t) x
+),
+s AS MATERIALIZED (
+  SELECT u.ord, u.subject, u.lim, c.t, c.cur,
+    coalesce((SELECT p.count FROM "RateLimitCounter" p
+              WHERE p.subject = u.subject AND p."windowStart" = c.cur - interval '1 minute'), 0) AS prev,
+    coalesce((SELECT q.count FROM "RateLimitCounter" q
+              WHERE q.subject = u.subject AND q."windowStart" = c.cur), 0) AS seen
+  FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS u(subject, lim, ord) CROSS JOIN clock c
+),
+w AS (
+  SELECT s.*, s.prev * (1 - extract(epoch FROM s.t - s.cur) / 60) AS carried FROM s
+),
+first AS (
+  INSERT INTO "RateLimitCounter" AS r (subject, "windowStart", count)
+  SELECT subject, cur, 1 FROM w WHERE ord = 1 AND 1 + carried <= lim
+  ON CONFLICT (subject, "windowStart") DO UPDATE SET count = r.count + 1
+  WHERE r.count + 1 + (SELECT carried FROM w WHERE ord = 1) <= (SELECT lim FROM w WHERE ord = 1)
+  RETURNING r.count
+),
+second AS (
+  INSERT INTO "RateLimitCounter" AS r (subject, "windowStart", count)
+  SELECT subject, cur, 1 FROM w WHERE ord = 2 AND 1 + carried <= lim AND EXISTS (SELECT 1 FROM first)
+  ON CONFLICT (subject, "windowStart") DO UPDATE SET count = r.count + 1
+  WHERE r.count + 1 + (SELECT carried FROM w WHERE ord = 2) <= (SELECT lim FROM w WHERE ord = 2)
+  RETURNING r.count
+)
+SELECT s.ord::int AS ord, s.prev, s.seen,
+  extract(epoch FROM s.t)::float8 AS now, extract(epoch FROM s.cur)::float8 AS window_start,
+  CASE s.ord WHEN 1 THEN (SELECT count FROM first) ELSE (SELECT count FROM second) END AS counted
+FROM s ORDER BY s.ord`;
+
+/** Undoes the first subject's increment when the second refused (rare: the Application's limit is reached). */
+const UNDO_SQL = `UPDATE "RateLimitCounter" SET count = count - 1
+  WHERE subject = $1 AND "windowStart" = to_timestamp($2) AND count > 0`;
+
+interface Row {
+  ord: number;
+  prev: number;
+  seen: number;
+  now: number;
+  window_start: number;
+  counted: number | null;
+}
+
+/**
+ * Sliding-window limits shared by every API process through the RateLimitCounter table (one row per subject per
+ * minute bucket). Refused requests are not counted, so a client that keeps retrying while limited gets its
+ * slots back on schedule.
+ */
+export class RateLimiter {
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Test hook: a fixed clock instead of the database's. */
+    private readonly clock: () => Date | null = () => null,
+  ) {}
+
+  async take(subjects: readonly Subject[]): Promise<Decision> {
+    if (subjects.length < 1 || subjects.length > 2) throw new Error("RateLimiter.take expects one or two subjects");
+    const { rows } = await this.pool.query<Row>(TAKE_SQL, [subjects.map((s) => s.key), subjects.map((s) => s.limit), this.clock()]);
+    const refusedAt = rows.findIndex((r) => r.counted === null);
+    if (refusedAt > 0) {
+      const first = rows[0];
+      await this.pool.query(UNDO_SQL, [subjects[0].key, first.window_start]);
+    }
+    const states = rows.map((r, i): WindowState => {
+      // Admitted: the count after this request. Refused: nothing was counted, so what the statement saw.
+      const current = refusedAt < 0 && r.counted !== null ? r.counted : r.seen;
+      return { limit: subjects[i].limit, current, prev: r.prev, windowStart: r.window_start, now: r.now };
+    });
+    const now = rows[0].now;
+    if (refusedAt >= 0) {
+      const s = states[refusedAt];
+      // The refusal was decided on the locked row; a stale snapshot must not report a free slot.
+      const resetAt = Math.max(slotFreesAt(s, false), now + 1);
+      return { allowed: false, subject: subjects[refusedAt], limit: s.limit, remaining: 0, resetAt, now };
+    }
+    let tightest = 0;
+    for (let i = 1; i < states.length; i++) if (remaining(states[i]) < remaining(states[tightest])) tightest = i;
+    const s = states[tightest];
+    return { allowed: true, subject: subjects[tightest], limit: s.limit, remaining: remaining(s), resetAt: slotFreesAt(s, true), now };
+  }
+}

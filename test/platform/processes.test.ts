@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request } from "node:http";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { createTenant, type Tenant } from "../helpers/tenants.js";
+import { startApiProcess, startOfFreshMinute, stopApiProcess, type ApiProcess } from "./support.js";
+
+/** Two API processes (`--role api`) against one database, as behind a load balancer. */
+let app: TestApp;
+let a: ApiProcess;
+let b: ApiProcess;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  [a, b] = await Promise.all([startApiProcess(app.databaseUrl), startApiProcess(app.databaseUrl)]);
+}, 90_000);
+afterAll(async () => {
+  await Promise.all([a, b].filter(Boolean).map(stopApiProcess));
+  await app.close();
+});
+
+async function getStore(base: string, token: string): Promise<Response> {
+  return fetch(`${base}/public/v1/store`, { headers: { authorization: `Bearer ${token}` } });
+}
+
+describe("limits shared by two API processes", () => {
+  it("admits exactly 100 sandbox requests per store per minute across both processes; another store is unaffected", async () => {
+    const hot = await createTenant(app, { scopes: ["merchant:read"] });
+    const calm = await createTenant(app, { scopes: ["merchant:read"] });
+    await startOfFreshMinute(6);
+    // 110 at once, alternating between the processes: the counter is the database's, so exactly 100 pass.
+    const responses = await Promise.all(Array.from({ length: 110 }, (_, i) => getStore(i % 2 ? a.baseUrl : b.baseUrl, hot.token)));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+    const ok = responses.filter((r) => r.status === 200);
+    expect(new Set(ok.map((r) => r.headers.get("x-ratelimit-remaining")))).toEqual(new Set(Array.from({ length: 100 }, (_, i) => String(i))));
+    const refused = responses.find((r) => r.status === 429);
+    expect(refused?.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(refused?.headers.get("x-ratelimit-limit")).toBe("100");
+    expect(((await refused?.json()) as { code: string }).code).toBe("RATE_LIMIT_EXCEEDED");
+
+    // The 101st in the minute is refused by either process.
+    expect((await getStore(a.baseUrl, hot.token)).status).toBe(429);
+    expect((await getStore(b.baseUrl, hot.token)).status).toBe(429);
+    const other = await getStore(a.baseUrl, calm.token);
+    expect(other.status).toBe(200);
+    expect(other.headers.get("x-ratelimit-remaining")).toBe("99");
+  });
+});
+
+describe("request logs", () => {
+  it("carry the trace id of a W3C traceparent", async () => {
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const res = await fetch(`${b.baseUrl}/public/v1/unknown`, { headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+    expect(((await res.json()) as { traceId: string }).traceId).toBe(traceId);
+    const deadline = Date.now() + 3000;
+    while (!b.output().includes(traceId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const line = b.output().split("\n").find((l) => l.includes(traceId));
+    expect(JSON.parse(line ?? "{}")).toMatchObject({ traceId, path: "/public/v1/unknown", status: 404, msg: "request" });
+  });
+});
+
+describe("--role worker", () => {
+  it("runs jobs without an API, and serves its metrics on METRICS_PORT", async () => {
+    const worker = await startApiProcess(app.databaseUrl, {}, "worker");
+    try {
+      expect((await fetch(`${worker.baseUrl}/public/v1/store`)).status).toBe(404);
+      await app.services.pool.query(`SELECT graphile_worker.add_job('cleanup_rate_limits', '{}'::json)`);
+      const deadline = Date.now() + 10_000;
+      let text = "";
+      while (Date.now() < deadline) {
+        text = await (await fetch(`${worker.baseUrl}/metrics`)).text();
+        if (/worker_jobs_total\{task="cleanup_rate_limits",outcome="success"\} 1/.test(text)) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(text).toMatch(/^worker_jobs_total\{task="cleanup_rate_limits",outcome="success"\} 1$/m);
+      expect(text).toMatch(/^job_queue_lag_seconds 0$/m);
+    } finally {
+      await stopApiProcess(worker);
+    }
+    expect(await worker.exited).toBe(0);
+  });
+});
+
+interface Outcome {
+  connected: boolean;
+  status?: number;
+  body?: string;
+  error?: string;
+  finishedAt?: number;
+}
+
+/** One request on its own connection; `hold` keeps the body's second half until released. */
+function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string, hold?: Promise<void>): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const url = new URL(path, base);
+    const outcome: Outcome = { connected: false };
+    const req = request(url, { method, headers, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve({ ...outcome, status: res.statusCode, body: text, finishedAt: Date.now() }));
+      res.on("error", (e) => resolve({ ...outcome, error: e.message }));
+    });
+    req.on("socket", (s) => s.on("connect", () => (outcome.connected = true)));
+    req.on("error", (e: NodeJS.ErrnoException) => resolve({ ...outcome, error: e.code ?? e.message }));
+    if (body === undefined) {
+      req.end();
+    } else if (!hold) {
+      req.end(body);
+    } else {
+      const half = Math.floor(body.length / 2);
+      req.write(body.slice(0, half));
+      void hold.then(() => req.end(body.slice(half)));
+    }
+  });
+}
+
+describe("SIGTERM", () => {
+  it("stops accepting, finishes every accepted request (even one whose body is still arriving) and exits 0", async () => {
+    const tenant: Tenant = await createTenant(app, { scopes: ["merchant:read"] });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const tokenBody = JSON.stringify({ grant_type: "client_credentials", client_id: tenant.clientId, client_secret: tenant.clientSecret });
+    const json = { "content-type": "application/json", "content-length": String(Buffer.byteLength(tokenBody)) };
+    const requests = [
+      ...Array.from({ length: 6 }, () => send(a.baseUrl, "POST", "/partner/auth/token", json, tokenBody, held)),
+      ...Array.from({ length: 12 }, () => send(a.baseUrl, "GET", "/public/v1/store", { authorization: `Bearer ${tenant.token}` })),
+    ];
+    await new Promise((r) => setTimeout(r, 300));
+    const signalledAt = Date.now();
+    a.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 400));
+    // The listener is closed by now: a new connection is refused rather than accepted and dropped.
+    const late = await send(a.baseUrl, "GET", "/healthz", {});
+    expect(late).toMatchObject({ connected: false, error: "ECONNREFUSED" });
+    release();
+    const outcomes = await Promise.all(requests);
+    for (const o of outcomes) {
+      expect(o.error).toBeUndefined();
+      expect(o.status).toBe(200);
+      expect(() => JSON.parse(o.body ?? "")).not.toThrow();
+    }
+    // The token requests were mid-flight: they completed after the signal.
+    expect(outcomes.slice(0, 6).every((o) => (o.finishedAt ?? 0) > signalledAt)).toBe(true);
+    expect(await a.exited).toBe(0);
+    expect(a.output()).toMatch(/shutting down/);
+  });
+});

@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import type { ApiResponse } from "../helpers/tenants.js";
+import { ADMIN_KEY } from "../helpers/tenants.js";
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export function expectProblem(res: ApiResponse<unknown>, status: number, code: string): Record<string, unknown> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toContain("application/problem+json");
+  const body = res.body as Record<string, unknown>;
+  expect(body).toMatchObject({ status, code, retryable: status >= 500 || status === 429 });
+  for (const f of ["type", "title", "detail", "instance", "requestId", "traceId"]) expect(typeof body[f]).toBe("string");
+  return body;
+}
+
+/**
+ * The limiter's buckets are whole minutes of the database clock (this machine's). A test that counts to a limit
+ * starts early in a minute, so the previous minute's weight cannot blur the boundary it asserts.
+ */
+export async function startOfFreshMinute(neededSeconds: number): Promise<void> {
+  const left = 60 - (Date.now() / 1000) % 60;
+  if (left < neededSeconds) await new Promise((r) => setTimeout(r, left * 1000 + 200));
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ApiProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * `tsx src/cli/start.ts --role <role>` as its own process (node + tsx loader, so signals reach it directly).
+ * An api process is reached on PORT; a worker on METRICS_PORT, where it serves /metrics and /healthz.
+ */
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, role: "api" | "worker" = "api"): Promise<ApiProcess> {
+  const port = await freePort();
+  const portVar = role === "api" ? "PORT" : "METRICS_PORT";
+  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/start.ts", "--role", role], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      [portVar]: String(port),
+      HOST: "127.0.0.1",
+      ADMIN_API_KEY: ADMIN_KEY,
+      PUBLIC_BASE_URL: "http://api.test.local",
+      LOG_LEVEL: "info",
+      DB_POOL_SIZE: "5",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 40_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${role} process exited early (${child.exitCode}):\n${out}`);
+    const ok = await fetch(`${baseUrl}/${role === "api" ? "readyz" : "healthz"}`).then((r) => r.status === 200, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`${role} process did not become ready:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  return { child, baseUrl, output: () => out, exited };
+}
+
+export async function stopApiProcess(p: ApiProcess): Promise<void> {
+  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), 15_000);
+  await p.exited;
+  clearTimeout(timer);
+}
