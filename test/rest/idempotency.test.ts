@@ -121,3 +121,16 @@ describe("Idempotency-Key", () => {
     expect(op.calls).toBe(2);
   });
 });
+
+describe("expiry", () => {
+  it("the hourly cleanup job removes keys past their 24 h retention and keeps the rest", async () => {
+    const { cleanupIdempotencyKeys } = await import("../../workers/tasks/cleanup-idempotency-keys.js");
+    const op = counting(async () => ({ body: {} }));
+    await idempotency(app.services.db)(request("old-key", {}), op.run);
+    await idempotency(app.services.db)(request("fresh-key", {}), op.run);
+    await app.services.db.idempotencyKey.updateMany({ where: { key: "old-key" }, data: { expiresAt: new Date(Date.now() - 1) } });
+    await cleanupIdempotencyKeys(app.services)({}, {} as Parameters<ReturnType<typeof cleanupIdempotencyKeys>>[1]);
+    const keys = (await app.services.db.idempotencyKey.findMany({ where: { key: { in: ["old-key", "fresh-key"] } } })).map((k) => k.key);
+    expect(keys).toEqual(["fresh-key"]);
+  });
+});

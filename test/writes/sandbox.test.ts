@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { call, createTenant, type Tenant } from "../helpers/tenants.js";
+
+let app: TestApp;
+let t: Tenant;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  // Partners test without write scopes (DECISIONS §4).
+  t = await createTenant(app, { scopes: [] });
+});
+afterAll(() => app.close());
+
+type Order = {
+  id: string;
+  status: string;
+  type: string;
+  deliveryFee: number;
+  discount: number;
+  total: number;
+  subtotal: number;
+  couponCode: string | null;
+  scheduledFor: string | null;
+  deliveryAddress: Record<string, string> | null;
+  payments: { method: string; status: string; value: number; changeFor: number | null }[];
+  customer: { id: string } | null;
+  cancellationReason: string | null;
+  statusHistory: { status: string; reason: string | null }[];
+};
+
+const generate = (scenario: string, token = t.token) => call<Order>(app, "POST", "/public/v1/sandbox/orders", { token, body: { scenario } });
+const eventsFor = async (orderId: string) =>
+  (await app.services.db.event.findMany({ where: { storeId: t.storeId }, orderBy: { createdAt: "asc" } })).filter((e) => (e.data as { orderId?: string }).orderId === orderId).map((e) => e.type);
+
+describe("POST /public/v1/sandbox/seed", () => {
+  it("fills the store once; calling it again duplicates nothing", async () => {
+    const first = await call<{ storeId: string; categories: number; products: number; customers: number }>(app, "POST", "/public/v1/sandbox/seed", { token: t.token });
+    expect(first.status).toBe(201);
+    expect(first.body.storeId).toBe(t.storeId);
+    expect(first.body.categories).toBeGreaterThan(0);
+    expect(first.body.products).toBeGreaterThan(first.body.categories);
+    expect(first.body.customers).toBeGreaterThan(0);
+    const second = await call(app, "POST", "/public/v1/sandbox/seed", { token: t.token });
+    expect(second.body).toEqual(first.body);
+    const variations = await app.services.db.productVariation.count({ where: { product: { storeId: t.storeId } } });
+    const additionals = await app.services.db.productAdditional.count({ where: { product: { storeId: t.storeId } } });
+    expect(variations).toBeGreaterThan(0);
+    expect(additionals).toBeGreaterThan(0);
+  });
+});
+
+describe("POST /public/v1/sandbox/orders", () => {
+  it("delivery: fee, full address, a first-time customer (customer.created)", async () => {
+    const res = await generate("delivery");
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ type: "DELIVERY", status: "PENDING" });
+    expect(res.body.deliveryFee).toBeGreaterThan(0);
+    expect(Object.keys(res.body.deliveryAddress ?? {})).toEqual(expect.arrayContaining(["street", "number", "neighborhood", "city", "state", "postalCode"]));
+    const created = await app.services.db.event.findFirst({ where: { storeId: t.storeId, type: "customer.created", data: { path: ["customerId"], equals: res.body.customer!.id } } });
+    expect(created).not.toBeNull();
+    expect(await eventsFor(res.body.id)).toEqual(["order.created"]);
+  });
+
+  it("pickup: PICKUP, no address, no delivery fee", async () => {
+    const res = await generate("pickup");
+    expect(res.body).toMatchObject({ type: "PICKUP", deliveryAddress: null, deliveryFee: 0, status: "PENDING" });
+  });
+
+  it("scheduled: scheduledFor in the future", async () => {
+    const res = await generate("scheduled");
+    expect(new Date(res.body.scheduledFor!).getTime()).toBeGreaterThan(Date.now());
+  });
+
+  it("cash: a CASH payment with changeFor above the total", async () => {
+    const res = await generate("cash");
+    const [p] = res.body.payments;
+    expect(p).toMatchObject({ method: "CASH", value: res.body.total });
+    expect(p.changeFor!).toBeGreaterThan(res.body.total);
+  });
+
+  it("online_payment: an APPROVED digital payment", async () => {
+    const res = await generate("online_payment");
+    expect(res.body.payments).toEqual([{ method: "ONLINE", status: "APPROVED", value: res.body.total, changeFor: null }]);
+  });
+
+  it("with_discount: a coupon discount", async () => {
+    const res = await generate("with_discount");
+    expect(res.body.couponCode).toBe("SANDBOX10");
+    expect(res.body.discount).toBeGreaterThan(0);
+    expect(res.body.total).toBeCloseTo(res.body.subtotal + res.body.deliveryFee - res.body.discount, 2);
+  });
+
+  it("cancelled: cancelled by the restaurant with a reason, emitting order.cancelled", async () => {
+    const res = await generate("cancelled");
+    expect(res.body.status).toBe("CANCELLED");
+    expect(res.body.cancellationReason).toMatch(/restaurant/);
+    expect(res.body.statusHistory.map((h) => h.status)).toEqual(["PENDING", "CANCELLED"]);
+    expect(await eventsFor(res.body.id)).toEqual(["order.created", "order.cancelled"]);
+  });
+
+  it("an unknown scenario is 400; a store with no catalog is seeded first", async () => {
+    const bad = await call<{ errors: { field: string }[] }>(app, "POST", "/public/v1/sandbox/orders", { token: t.token, body: { scenario: "teleport" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toBe("scenario");
+    const fresh = await createTenant(app, { scopes: [] });
+    const res = await generate("pickup", fresh.token);
+    expect(res.status).toBe(201);
+    expect(await app.services.db.product.count({ where: { storeId: fresh.storeId } })).toBeGreaterThan(0);
+  });
+
+  it("PRODUCTION tokens get 403 FORBIDDEN on sandbox routes and nothing is created", async () => {
+    const prod = await createTenant(app, { environment: "PRODUCTION" });
+    for (const path of ["/public/v1/sandbox/seed", "/public/v1/sandbox/orders"]) {
+      const res = await call<{ code: string }>(app, "POST", path, { token: prod.token, body: { scenario: "delivery" } });
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe("FORBIDDEN");
+    }
+    expect(await app.services.db.product.count({ where: { storeId: prod.storeId } })).toBe(0);
+  });
+});
