@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { hashSecret, randomToken, sha256Hex } from "../crypto/hash.js";
 import { invalidRequest, ApiError } from "../errors.js";
 import { isScope } from "../auth/scopes.js";
-import type { Db, Environment } from "../db/prisma.js";
+import { Prisma, type Db, type Environment } from "../db/prisma.js";
+import { emitEvent } from "../events/outbox.js";
 
 /** Operator actions, shared by the admin GraphQL mutations and the admin CLI so both behave alike. */
 
@@ -109,4 +110,30 @@ export async function createAdminKey(db: Db, name: string) {
   const key = `${ADMIN_KEY_PREFIX}${randomToken(32)}`;
   const row = await db.adminKey.create({ data: { name, keyHash: sha256Hex(key), prefix: key.slice(0, 12) } });
   return { id: row.id, name: row.name, prefix: row.prefix, key };
+}
+
+export interface StoreProfileChange {
+  name?: string;
+  phone?: string | null;
+  logo?: string | null;
+  isActive?: boolean;
+  status?: "OPEN" | "CLOSED" | "PAUSED";
+  address?: Prisma.InputJsonObject | null;
+  openingHours?: Prisma.InputJsonArray;
+  publicSettings?: Prisma.InputJsonObject;
+}
+
+/** Changes a store's profile and reports it with store.updated, in one transaction. */
+export async function updateStoreProfile(db: Db, storeId: string, change: StoreProfileChange) {
+  const fields = Object.entries(change).filter(([, v]) => v !== undefined).map(([k]) => k);
+  if (fields.length === 0) throw invalidRequest("Nothing to change.", [{ field: "input", code: "REQUIRED", message: "send at least one field" }]);
+  return db.$transaction(async (tx) => {
+    const { address, ...rest } = change;
+    const store = await tx.store.update({
+      where: { id: storeId },
+      data: { ...rest, ...(address !== undefined ? { address: address ?? Prisma.DbNull } : {}) },
+    });
+    await emitEvent(tx, storeId, "store.updated", { storeId, changed: fields });
+    return store;
+  });
 }

@@ -1,6 +1,9 @@
 import { builder } from "./builder.js";
-import { EnvironmentEnum } from "./store.js";
-import { createAdminKey, createApplication, createGrant, createStore, revokeGrant } from "../admin/operations.js";
+import { EnvironmentEnum, StoreStatusEnum } from "./store.js";
+import { AddressInput } from "./orders.js";
+import { requireUuid } from "./fields.js";
+import type { Prisma } from "../db/prisma.js";
+import { createAdminKey, createApplication, createGrant, createStore, revokeGrant, updateStoreProfile } from "../admin/operations.js";
 import { SCOPES } from "../auth/scopes.js";
 
 /** Administrator operations (DECISIONS §11). Every field here requires an admin key. */
@@ -70,6 +73,20 @@ const CreateApplicationInput = builder.inputType("CreateApplicationInput", {
   }),
 });
 
+const UpdateStoreInput = builder.inputType("UpdateStoreInput", {
+  description: "Only the fields sent change; the change is reported by store.updated.",
+  fields: (t) => ({
+    name: t.string(),
+    phone: t.string(),
+    logo: t.string(),
+    isActive: t.boolean(),
+    status: t.field({ type: StoreStatusEnum }),
+    address: t.field({ type: AddressInput }),
+    openingHours: t.field({ type: "JSON", description: "[{ dayOfWeek: 0..6, opens: \"HH:MM\", closes: \"HH:MM\" }]" }),
+    publicSettings: t.field({ type: "JSON" }),
+  }),
+});
+
 const GrantInput = builder.inputType("GrantInput", {
   fields: (t) => ({
     clientId: t.string({ required: true }),
@@ -99,6 +116,25 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateStoreInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
       const store = await createStore(ctx.db, input);
+      return ctx.db.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
+    },
+  }),
+  updateStore: t.prismaField({
+    type: "Store",
+    authScopes: { admin: true },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateStoreInput, required: true }) },
+    resolve: async (query, _r, { id, input }, ctx) => {
+      const storeId = requireUuid(id);
+      const store = await updateStoreProfile(ctx.db, storeId, {
+        name: input.name ?? undefined,
+        phone: input.phone,
+        logo: input.logo,
+        isActive: input.isActive ?? undefined,
+        status: input.status ?? undefined,
+        address: input.address === undefined ? undefined : input.address ? { ...input.address } : null,
+        openingHours: (input.openingHours ?? undefined) as Prisma.InputJsonArray | undefined,
+        publicSettings: (input.publicSettings ?? undefined) as Prisma.InputJsonObject | undefined,
+      });
       return ctx.db.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
     },
   }),

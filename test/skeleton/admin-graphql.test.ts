@@ -68,6 +68,21 @@ describe("admin GraphQL (DECISIONS §11)", () => {
     expect(denied.errors?.[0].extensions?.code).toBe("INSUFFICIENT_SCOPE");
   });
 
+  it("updateStore changes the profile partners read and emits store.updated", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read"] });
+    const res = await graphql<{ updateStore: { status: string } }>(
+      app,
+      `mutation($id: ID!) { updateStore(id: $id, input: { status: PAUSED, openingHours: [{ dayOfWeek: 1, opens: "11:00", closes: "23:00" }],
+        address: { street: "Rua A", number: "1", neighborhood: "Centro", city: "Recife", state: "PE", postalCode: "50000-000" } }) { status } }`,
+      { id: t.storeId },
+    );
+    expect(res.errors).toBeUndefined();
+    const store = await call<{ status: string; openingHours: unknown[]; address: { city: string } }>(app, "GET", "/public/v1/store", { token: t.token });
+    expect(store.body).toMatchObject({ status: "PAUSED", openingHours: [{ dayOfWeek: 1, opens: "11:00", closes: "23:00" }], address: { city: "Recife" } });
+    const event = await app.services.db.event.findFirst({ where: { storeId: t.storeId, type: "store.updated" } });
+    expect(event?.data).toEqual({ storeId: t.storeId, changed: ["status", "address", "openingHours"] });
+  });
+
   it("introspection is for administrators only", async () => {
     const t = await createTenant(app);
     const partner = await graphql(app, `{ __schema { queryType { name } } }`, {}, t.token);
