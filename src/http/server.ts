@@ -10,6 +10,7 @@ import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { handleTokenRequest } from "./token.js";
+import { createDocs } from "./docs.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -29,6 +30,7 @@ export interface HttpApp {
 export function createHttpApp(services: Services, schema: GraphQLSchema, middleware: RouteMiddleware[] = []): HttpApp {
   const rest = new RestRouter(services, schema, routes, middleware);
   const yoga = createGraphqlServer(services, schema);
+  const docs = createDocs(services.config.publicBaseUrl, rest.routes);
   const { log, config } = services;
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
@@ -64,6 +66,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, middlew
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
+    if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       const principal = await resolvePrincipal(services, req.headers.authorization);
       return rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
