@@ -338,25 +338,28 @@ export const EVENT_DATA: Record<DeliveredEvent, { emitted: string; data: JsonSch
 
 const pascal = (s: string) => s.replace(/(^|[._-])(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase());
 
-export const eventDataSchemaName = (type: string) => `${pascal(type)}Data`;
+export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
 
+/**
+ * One envelope schema per event type (SPEC §6.2), spelled out rather than composed with allOf so that
+ * readers and tools see the single eventType and the payload of that event.
+ */
 export function eventSchemas(): Record<string, JsonSchema> {
-  const types = DELIVERED_EVENTS;
-  const schemas: Record<string, JsonSchema> = {
-    WebhookEvent: {
+  const schemas: Record<string, JsonSchema> = {};
+  for (const type of DELIVERED_EVENTS) {
+    schemas[eventSchemaName(type)] = {
       type: "object",
-      description: "The envelope of every webhook delivery (SPEC §6.2). `eventId` is the deduplication key and stays the same on every attempt and replay.",
+      description: `The \`${type}\` webhook body. \`eventId\` is the deduplication key and stays the same on every attempt and replay.`,
       required: ["eventId", "eventType", "timestamp", "tenantId", "data"],
       properties: {
         eventId: { type: "string", format: "uuid" },
-        eventType: { type: "string", enum: types },
+        eventType: { type: "string", enum: [type] },
         timestamp: { type: "string", format: "date-time", description: "When the event happened (ISO 8601 UTC)" },
         tenantId: { type: "string", description: "The store code (the token's tenant_id)" },
-        data: { type: "object", description: "Per event type" },
+        data: EVENT_DATA[type].data,
       },
-    },
-  };
-  for (const type of types) schemas[eventDataSchemaName(type)] = EVENT_DATA[type].data;
+    };
+  }
   return schemas;
 }
 
@@ -399,12 +402,7 @@ export function webhooks(): Record<string, JsonSchema> {
           required: true,
           content: {
             "application/json": {
-              schema: {
-                allOf: [
-                  ref("schemas", "WebhookEvent"),
-                  { type: "object", properties: { eventType: { type: "string", enum: [type] }, data: ref("schemas", eventDataSchemaName(type)) } },
-                ],
-              },
+              schema: ref("schemas", eventSchemaName(type)),
             },
           },
         },
