@@ -15,6 +15,7 @@ import { readBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
+import { createDocs } from "./docs.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -44,6 +45,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
   const middleware: RouteMiddleware[] = [idempotency(services.db)];
   const rest = new RestRouter(services, schema, routes, middleware);
   const yoga = createGraphqlServer(services, schema);
+  const docs = createDocs(services.config.publicBaseUrl, rest.routes);
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log, routes);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
@@ -88,6 +90,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
+    if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       const principal = await resolvePrincipal(services, req.headers.authorization);
       if (principal.kind === "partner") await limits.api(res, principal);

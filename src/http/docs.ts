@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type { ServerResponse } from "node:http";
+import { ApiError } from "../errors.js";
+import type { AnyRoute } from "../rest/route.js";
+import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
+
+/**
+ * The published contract: GET /public/v1/openapi.json (no token) and the reference page GET /docs, which
+ * renders it with Redoc. Redoc's standalone bundle is served from the installed package under /docs/assets,
+ * so the page works offline and loads nothing from a CDN.
+ */
+
+export const OPENAPI_PATH = "/public/v1/openapi.json";
+export const DOCS_PATH = "/docs";
+const REDOC_PATH = "/docs/assets/redoc.standalone.js";
+
+const require = createRequire(import.meta.url);
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Partner Platform API reference</title>
+<style>body { margin: 0; padding: 0; }</style>
+</head>
+<body>
+<redoc spec-url="${OPENAPI_PATH}" expand-responses="200,201" path-in-middle-panel="true" required-props-first="true"></redoc>
+<script src="${REDOC_PATH}"></script>
+</body>
+</html>
+`;
+
+export interface Docs {
+  handles(path: string): boolean;
+  handle(method: string, path: string, res: ServerResponse): void;
+}
+
+function sendText(res: ServerResponse, type: string, body: string | Buffer, cache: string, extra: Record<string, string> = {}): void {
+  res.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(body), "cache-control": cache, ...extra });
+  res.end(body);
+}
+
+export function createDocs(baseUrl: string, routes: AnyRoute[]): Docs {
+  // Built once: the route table does not change while the process runs.
+  const document = printOpenApi(buildOpenApi(routes, baseUrl));
+  let redoc: Buffer | null = null;
+
+  return {
+    handles: (path) => path === OPENAPI_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`),
+    handle(method, path, res) {
+      if (method !== "GET") throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET" });
+      if (path === OPENAPI_PATH) {
+        // Any origin may read the public contract (API tools, editors).
+        return sendText(res, "application/json; charset=utf-8", document, "public, max-age=300", { "access-control-allow-origin": "*" });
+      }
+      if (path === DOCS_PATH || path === `${DOCS_PATH}/`) return sendText(res, "text/html; charset=utf-8", PAGE, "public, max-age=300");
+      if (path === REDOC_PATH) {
+        redoc ??= readFileSync(require.resolve("redoc/bundles/redoc.standalone.js"));
+        return sendText(res, "text/javascript; charset=utf-8", redoc, "public, max-age=86400");
+      }
+      throw new ApiError("NOT_FOUND", `No route GET ${path}. The API reference is at ${DOCS_PATH}.`);
+    },
+  };
+}

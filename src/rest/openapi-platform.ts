@@ -1,0 +1,416 @@
+import { ERROR_CATALOG, type ErrorCode } from "../errors.js";
+import { SCOPE_DESCRIPTIONS } from "../auth/scopes.js";
+import { EVENT_SCOPES, EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/types.js";
+import type { JsonSchema } from "./route.js";
+
+/**
+ * The parts of the OpenAPI document that are not rows of the route table: problem details, shared headers,
+ * the security schemes, the token and JWKS endpoints, and the webhook events the service sends.
+ */
+
+export const ref = (kind: "schemas" | "parameters" | "headers" | "responses", name: string): JsonSchema => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+const ORDER_STATUSES = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"];
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
+
+export function codesWithStatus(status: number): ErrorCode[] {
+  return ERROR_CODES.filter((c) => ERROR_CATALOG[c].status === status);
+}
+
+export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
+  ErrorCode: {
+    type: "string",
+    description: "Machine-readable error code. Each code has one HTTP status and one retryable flag.",
+    enum: ERROR_CODES,
+    "x-enumDescriptions": Object.fromEntries(
+      ERROR_CODES.map((c) => [c, `HTTP ${ERROR_CATALOG[c].status}: ${ERROR_CATALOG[c].title}${ERROR_CATALOG[c].retryable ? " (retryable)" : ""}`]),
+    ),
+  },
+  Violation: {
+    type: "object",
+    description: "One invalid field. Some codes add context, e.g. INVALID_TRANSITION adds `from` and `to`.",
+    required: ["field", "code", "message"],
+    properties: {
+      field: { type: "string", description: "Dotted path of the field, e.g. `items[0].quantity`, or `body`" },
+      code: { type: "string", description: "e.g. REQUIRED, INVALID_TYPE, INVALID_FORMAT, OUT_OF_RANGE, INVALID_TRANSITION" },
+      message: { type: "string" },
+    },
+    additionalProperties: true,
+  },
+  ProblemDetails: {
+    type: "object",
+    description: "Every error body (RFC 9457), served as application/problem+json.",
+    required: ["type", "title", "status", "detail", "code", "instance", "requestId", "traceId", "retryable"],
+    properties: {
+      type: { type: "string", format: "uri", description: "`<base_url>/errors/<CODE>`" },
+      title: { type: "string" },
+      status: { type: "integer", description: "The HTTP status" },
+      detail: { type: "string", description: "What went wrong and what to do about it" },
+      code: ref("schemas", "ErrorCode"),
+      instance: { type: "string", description: "The request path" },
+      requestId: { type: "string", format: "uuid", description: "Equals the X-Request-Id response header" },
+      traceId: { type: "string", description: "Quote it to support" },
+      retryable: { type: "boolean", description: "Whether the same request may succeed later (with backoff)" },
+      errors: { type: "array", description: "Each violation, when there are any", items: ref("schemas", "Violation") },
+    },
+  },
+  TokenRequest: {
+    type: "object",
+    description:
+      "SPEC §2.1. `client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
+    required: ["grant_type"],
+    properties: {
+      grant_type: { type: "string", enum: ["client_credentials"] },
+      client_id: { type: "string", description: "Public id of the Application" },
+      client_secret: { type: "string", description: "Shown once when the Application is created" },
+      tenant_id: {
+        type: "string",
+        description:
+          "Extension to SPEC §2.1: the store code. Required when the Application is granted on several stores (400 without it); 403 FORBIDDEN when the Application holds no active Grant for it.",
+      },
+    },
+  },
+  TokenResponse: {
+    type: "object",
+    required: ["access_token", "token_type", "expires_in", "scope", "tenant_id", "environment"],
+    properties: {
+      access_token: { type: "string", description: "EdDSA-signed JWT with a `kid` (claims iss, aud, sub, tenant_id, environment, scope, jti, iat, exp)" },
+      token_type: { type: "string", enum: ["Bearer"], description: "Always `Bearer` (DECISIONS §1)" },
+      expires_in: { type: "integer", description: "Seconds (default 3600)" },
+      scope: { type: "string", description: "Space-separated scopes granted to the Application" },
+      tenant_id: { type: "string", description: "The store code the token is for" },
+      environment: { type: "string", enum: ["SANDBOX", "PRODUCTION"] },
+    },
+  },
+  JsonWebKeySet: {
+    type: "object",
+    required: ["keys"],
+    properties: {
+      keys: {
+        type: "array",
+        description: "Every active public key; the newest signs, all verify (rotation).",
+        items: {
+          type: "object",
+          required: ["kty", "kid"],
+          properties: {
+            kty: { type: "string", examples: ["OKP"] },
+            crv: { type: "string", examples: ["Ed25519"] },
+            x: { type: "string" },
+            kid: { type: "string" },
+            alg: { type: "string", examples: ["EdDSA"] },
+            use: { type: "string", examples: ["sig"] },
+          },
+        },
+      },
+    },
+  },
+  OpenApiDocument: { type: "object", description: "An OpenAPI 3.1 document", additionalProperties: true },
+};
+
+/** Headers every response or some responses carry (DECISIONS §7, §9, §10). */
+export const HEADERS: Record<string, JsonSchema> = {
+  XRequestId: {
+    description: "The request's id: the caller's X-Request-Id when it is a uuid, generated otherwise. Logged; quote it to support.",
+    required: true,
+    schema: { type: "string", format: "uuid" },
+  },
+  XRateLimitLimit: {
+    description: "Requests per minute allowed by the tighter of the store and Application limits (authenticated requests).",
+    schema: { type: "integer" },
+  },
+  XRateLimitRemaining: { description: "Requests left in the current sliding minute, of the tighter limit.", schema: { type: "integer" } },
+  XRateLimitReset: { description: "Unix time (seconds) when a request slot frees.", schema: { type: "integer" } },
+  RetryAfter: { description: "Seconds to wait before retrying.", required: true, schema: { type: "integer" } },
+  IdempotentReplayed: {
+    description: "`true` when this is the recorded response of an earlier request with the same Idempotency-Key.",
+    schema: { type: "string", enum: ["true"] },
+  },
+};
+
+export const RATE_LIMIT_HEADERS = {
+  "X-RateLimit-Limit": ref("headers", "XRateLimitLimit"),
+  "X-RateLimit-Remaining": ref("headers", "XRateLimitRemaining"),
+  "X-RateLimit-Reset": ref("headers", "XRateLimitReset"),
+};
+
+export const PARAMETERS: Record<string, JsonSchema> = {
+  XRequestId: {
+    name: "X-Request-Id",
+    in: "header",
+    required: false,
+    description: "Request tracing id (a uuid). Echoed in the X-Request-Id response header and in error bodies; a value that is not a uuid is replaced.",
+    schema: { type: "string", format: "uuid" },
+  },
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Makes a retry safe: the same key with the same request returns the recorded response (with `Idempotent-Replayed: true`) without running again; with another request it is 409 IDEMPOTENCY_CONFLICT. 1..255 visible ASCII characters (a UUID v4 recommended), kept 24 hours, scoped to the Application and store.",
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]+$" },
+  },
+};
+
+/** Codes only some operations answer, so a reader of a shared response knows where each applies. */
+const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
+  INVALID_CLIENT: "token endpoint",
+  IDEMPOTENCY_CONFLICT: "with Idempotency-Key",
+};
+
+/** A problem+json response for one status; its description lists the codes that status can carry. */
+export function problemResponse(status: number, reason: string): JsonSchema {
+  const codes = codesWithStatus(status);
+  const listed = codes.map((c) => `\`${c}\`${CODE_NOTES[c] ? ` (${CODE_NOTES[c]})` : ""}`);
+  const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
+  if (status === 429) headers["Retry-After"] = ref("headers", "RetryAfter");
+  if (status === 503) headers["Retry-After"] = { ...HEADERS.RetryAfter, required: false };
+  return {
+    description: `${reason}${listed.length ? `: ${listed.join(", ")}` : ""}`,
+    headers,
+    content: { "application/problem+json": { schema: ref("schemas", "ProblemDetails") } },
+    "x-error-codes": codes,
+  };
+}
+
+export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
+  oauth2: {
+    type: "oauth2",
+    description:
+      "OAuth 2.0 client credentials (SPEC §5). Send `Authorization: Bearer <access_token>`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.",
+    flows: { clientCredentials: { tokenUrl: "/partner/auth/token", scopes: SCOPE_DESCRIPTIONS } },
+  },
+  clientBasic: {
+    type: "http",
+    scheme: "basic",
+    description: "HTTP Basic client authentication at the token endpoint: client_id and client_secret, each form-urlencoded (RFC 6749 §2.3.1).",
+  },
+};
+
+export const problems = (statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), ref("responses", `Problem${s}`)]));
+
+/** Operations served outside the route table; `first` ones precede the route table in the document. */
+export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first: boolean; operation: JsonSchema }[] = [
+  {
+    path: "/partner/auth/token",
+    first: true,
+    method: "post",
+    operation: {
+      operationId: "createToken",
+      tags: ["Authentication"],
+      summary: "Exchange client credentials for an access token",
+      description:
+        "OAuth 2.0 client credentials grant (SPEC §4.1, §5). Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and do not count toward the API limits. Not idempotent: `Idempotency-Key` does not apply.",
+      security: [{}, { clientBasic: [] }],
+      parameters: [ref("parameters", "XRequestId")],
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": { schema: ref("schemas", "TokenRequest") },
+          "application/x-www-form-urlencoded": { schema: ref("schemas", "TokenRequest") },
+        },
+      },
+      responses: {
+        "200": {
+          description: "The access token",
+          headers: {
+            "X-Request-Id": ref("headers", "XRequestId"),
+            "Cache-Control": { description: "`no-store`: never cache a token response", schema: { type: "string" } },
+          },
+          content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
+        },
+        ...problems([400, 401, 403, 413, 415, 429, 500]),
+      },
+    },
+  },
+  {
+    path: "/.well-known/jwks.json",
+    first: true,
+    method: "get",
+    operation: {
+      operationId: "getJwks",
+      tags: ["Authentication"],
+      summary: "Public keys that verify access tokens",
+      description: "JSON Web Key Set (RFC 7517). Pick the key by the token header's `kid`; refetch on an unknown `kid` (keys rotate).",
+      security: [],
+      parameters: [ref("parameters", "XRequestId")],
+      responses: {
+        "200": {
+          description: "The key set",
+          headers: { "X-Request-Id": ref("headers", "XRequestId") },
+          content: { "application/json": { schema: ref("schemas", "JsonWebKeySet") } },
+        },
+        ...problems([500]),
+      },
+    },
+  },
+  {
+    path: "/public/v1/openapi.json",
+    first: false,
+    method: "get",
+    operation: {
+      operationId: "getOpenApiDocument",
+      tags: ["Contract"],
+      summary: "This OpenAPI 3.1 document",
+      description: "No token needed. The reference page at `/docs` renders it.",
+      security: [],
+      parameters: [ref("parameters", "XRequestId")],
+      responses: {
+        "200": {
+          description: "The document",
+          headers: { "X-Request-Id": ref("headers", "XRequestId") },
+          content: { "application/json": { schema: ref("schemas", "OpenApiDocument") } },
+        },
+        ...problems([500]),
+      },
+    },
+  },
+];
+
+/** Payloads of each event (SPEC §6.4; the ones it leaves out are our choice, DECISIONS §8). */
+const orderChange = (status: string, extra: Record<string, JsonSchema> = {}): JsonSchema => ({
+  type: "object",
+  required: ["orderId", "status", ...Object.keys(extra)],
+  properties: { orderId: { type: "string", format: "uuid" }, status: { type: "string", enum: [status] }, ...extra },
+});
+
+const customerData: JsonSchema = {
+  type: "object",
+  required: ["customerId", "name", "phone"],
+  properties: {
+    customerId: { type: "string", format: "uuid" },
+    name: { type: "string" },
+    phone: { anyOf: [{ type: "string" }, { type: "null" }] },
+    email: { anyOf: [{ type: "string" }, { type: "null" }] },
+  },
+};
+
+type DeliveredEvent = EventType | typeof TEST_EVENT_TYPE;
+const DELIVERED_EVENTS: DeliveredEvent[] = [...EVENT_TYPES, TEST_EVENT_TYPE];
+
+export const EVENT_DATA: Record<DeliveredEvent, { emitted: string; data: JsonSchema }> = {
+  "order.created": {
+    emitted: "A new order is registered (also by the sandbox scenarios).",
+    data: {
+      type: "object",
+      required: ["orderId", "orderNumber", "total", "type", "status"],
+      properties: {
+        orderId: { type: "string", format: "uuid" },
+        orderNumber: { type: "integer", description: "Per-store sequence" },
+        total: { type: "number" },
+        type: { type: "string", enum: ["DELIVERY", "PICKUP"] },
+        status: { type: "string", enum: ORDER_STATUSES },
+      },
+    },
+  },
+  "order.confirmed": { emitted: "PENDING → CONFIRMED.", data: orderChange("CONFIRMED") },
+  "order.preparing": { emitted: "CONFIRMED → PREPARING.", data: orderChange("PREPARING") },
+  "order.ready": { emitted: "CONFIRMED or PREPARING → READY.", data: orderChange("READY") },
+  "order.dispatched": { emitted: "READY → DISPATCHED (DELIVERY orders).", data: orderChange("DISPATCHED") },
+  "order.delivered": { emitted: "→ DELIVERED (terminal).", data: orderChange("DELIVERED") },
+  "order.cancelled": { emitted: "Any non-terminal status → CANCELLED (terminal).", data: orderChange("CANCELLED", { reason: { type: "string" } }) },
+  "order.completed": { emitted: "Right after `order.delivered`, when an order reaches DELIVERED.", data: orderChange("DELIVERED") },
+  "customer.created": { emitted: "A new customer is created (e.g. with a first order).", data: customerData },
+  "customer.updated": { emitted: "A customer's name, phone or email changes.", data: customerData },
+  "catalog.updated": {
+    emitted: "Products, categories or prices change; changes within a window (default 5 s) become one event per item and action.",
+    data: {
+      type: "object",
+      required: ["action", "itemId"],
+      properties: {
+        action: { type: "string", description: "What happened to the item, e.g. `product.updated` or `product.status_changed`" },
+        itemId: { type: "string", description: "Id of the product or category" },
+      },
+    },
+  },
+  "store.updated": {
+    emitted: "The store profile changes.",
+    data: { type: "object", required: ["storeId"], properties: { storeId: { type: "string", format: "uuid" } } },
+  },
+  [TEST_EVENT_TYPE]: {
+    emitted: "On demand, by `POST /public/v1/webhooks/{id}/test`. Not subscribable.",
+    data: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
+  },
+};
+
+const pascal = (s: string) => s.replace(/(^|[._-])(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase());
+
+export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
+
+/**
+ * One envelope schema per event type (SPEC §6.2), spelled out rather than composed with allOf so that
+ * readers and tools see the single eventType and the payload of that event.
+ */
+export function eventSchemas(): Record<string, JsonSchema> {
+  const schemas: Record<string, JsonSchema> = {};
+  for (const type of DELIVERED_EVENTS) {
+    schemas[eventSchemaName(type)] = {
+      type: "object",
+      description: `The \`${type}\` webhook body. \`eventId\` is the deduplication key and stays the same on every attempt and replay.`,
+      required: ["eventId", "eventType", "timestamp", "tenantId", "data"],
+      properties: {
+        eventId: { type: "string", format: "uuid" },
+        eventType: { type: "string", enum: [type] },
+        timestamp: { type: "string", format: "date-time", description: "When the event happened (ISO 8601 UTC)" },
+        tenantId: { type: "string", description: "The store code (the token's tenant_id)" },
+        data: EVENT_DATA[type].data,
+      },
+    };
+  }
+  return schemas;
+}
+
+const DELIVERY_HEADERS: JsonSchema[] = [
+  {
+    name: "X-Service-Signature",
+    in: "header",
+    required: true,
+    description:
+      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>` (SPEC §6.3). Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
+    schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-f]{64}$" },
+  },
+  { name: "X-Service-Event-Id", in: "header", required: true, description: "Equals the body's eventId", schema: { type: "string", format: "uuid" } },
+  { name: "X-Service-Event-Type", in: "header", required: true, description: "Equals the body's eventType", schema: { type: "string" } },
+  {
+    name: "X-Service-Delivery-Id",
+    in: "header",
+    required: true,
+    description: "The delivery (one per endpoint and event); see GET /public/v1/webhooks/deliveries",
+    schema: { type: "string", format: "uuid" },
+  },
+  { name: "User-Agent", in: "header", required: true, schema: { type: "string", enum: ["PartnerWebhooks/1.0"] } },
+];
+
+/** OpenAPI 3.1 `webhooks`: one POST per event type, with the envelope and the delivery headers. */
+export function webhooks(): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  for (const type of DELIVERED_EVENTS) {
+    const scope = type === TEST_EVENT_TYPE ? "webhooks:manage" : EVENT_SCOPES[type];
+    out[type] = {
+      post: {
+        operationId: `event${pascal(type)}`,
+        tags: ["Webhook events"],
+        summary: type,
+        description: `${EVENT_DATA[type].emitted}\n\nSubscribing needs the scope \`${scope}\`.`,
+        "x-required-scope": scope,
+        security: [],
+        parameters: DELIVERY_HEADERS,
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: ref("schemas", eventSchemaName(type)),
+            },
+          },
+        },
+        responses: {
+          "2XX": { description: "Any 2xx within 5 s (WEBHOOK_TIMEOUT_MS) acknowledges the delivery; anything else, a redirect or a time-out is retried." },
+        },
+      },
+    };
+  }
+  return out;
+}

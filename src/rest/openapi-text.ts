@@ -1,0 +1,114 @@
+/**
+ * The prose of the OpenAPI document: what a partner reads first in the reference page. Every product choice
+ * of DECISIONS.md that shapes the wire contract is stated here, so the published document carries them.
+ */
+
+export const API_TITLE = "Partner Platform API";
+export const API_VERSION = "1.0.0";
+
+export const API_SUMMARY = "Read a store's orders, customers and catalog, move orders through their lifecycle and receive signed webhooks.";
+
+export const API_DESCRIPTION = `
+The partner-facing API of a multi-tenant food-service platform. Approved partners (ERPs, point-of-sale,
+CRM and logistics systems) exchange client credentials for a short-lived token and call the
+\`/public/v1\` routes below. This document is generated from the service's route table; the service
+validates requests with the same JSON schemas, so a request this document calls invalid is answered
+400 \`INVALID_REQUEST\`.
+
+## Access tokens
+
+OAuth 2.0 client credentials: \`POST /partner/auth/token\` with \`grant_type=client_credentials\`, the
+\`client_id\` and the \`client_secret\` (JSON body, form body, or HTTP Basic client authentication), then
+\`Authorization: Bearer <access_token>\` on every other call. Tokens live 3600 s; cache a token and renew it
+about 5 minutes before it expires. The token alone decides which store (tenant) a request sees: a store
+id is never sent in a URL. Tokens are EdDSA JWTs with a \`kid\`; the public keys are at
+\`GET /.well-known/jwks.json\`.
+
+## Environments
+
+SANDBOX and PRODUCTION are isolated by credentials, not by address: both servers below are the same
+service, and sandbox credentials only ever reach SANDBOX stores (the store's own environment is checked,
+not only the token claim). \`/public/v1/sandbox/*\` answers PRODUCTION tokens with 403 \`FORBIDDEN\`.
+
+## Errors
+
+Every error is \`application/problem+json\` (RFC 9457, schema \`ProblemDetails\`) with a machine
+\`code\` from the \`ErrorCode\` list, \`retryable\`, the \`requestId\` and \`traceId\` to quote to support,
+and \`errors[]\` listing each violation as \`{ field, code, message }\`.
+
+## Decisions
+
+Where the published specification contradicts itself or is silent, the service does the following.
+
+- **Order fields, both families.** An order carries \`id\` (uuid) and both published field families:
+  \`displayId\` (string, e.g. \`"1042"\`) and \`orderNumber\` (integer 1042, a per-store sequence);
+  \`totalAmount\` and \`total\` (the same number); plus \`type\`, \`subtotal\`, \`deliveryFee\`, \`discount\`,
+  \`customer\`, \`deliveryAddress\`, \`items[]\`, \`payments[]\`, \`createdAt\`, \`updatedAt\`. The detail adds
+  \`statusHistory[]\` (\`status\`, \`at\`, \`reason\`), \`scheduledFor\`, \`notes\` and \`cancellationReason\`.
+- **Pagination, both cursor names.** \`pagination\` has \`hasMore\`, \`cursor\` **and** \`nextCursor\`: both
+  are the id of the last returned item, and null when \`hasMore\` is false. Pass it back as \`cursor\`.
+- **Default \`limit\` is 20.** \`limit\` must be an integer in 1..100; anything else is 400
+  \`INVALID_REQUEST\` (never silently clamped).
+- **\`token_type\` is \`Bearer\`.** The Authorization scheme is matched case-insensitively (RFC 6750).
+- **401 and 403 codes.** 401 \`UNAUTHORIZED\` when no token is sent; 401 \`INVALID_TOKEN\` when it is
+  malformed, expired, wrongly signed or has an unknown \`kid\`; 403 \`INSUFFICIENT_SCOPE\` when the route's
+  scope is missing (the detail names it); 403 \`FORBIDDEN\` when the Grant is revoked (visible within
+  seconds, before the token expires), the Application is disabled, or the environment does not allow
+  the route. The token endpoint answers bad credentials with 401 \`INVALID_CLIENT\`.
+- **PREPARING is part of the lifecycle.** PENDING → CONFIRMED → (PREPARING) → READY → DISPATCHED →
+  DELIVERED for DELIVERY orders; PICKUP orders go READY → DELIVERED. Any non-terminal status → CANCELLED
+  with a required \`reason\`. DELIVERED and CANCELLED are terminal. Any other move, including setting the
+  current status again, is 422 with \`errors: [{ "field": "status", "code": "INVALID_TRANSITION", "from",
+  "to" }]\`. The list filter accepts all seven statuses; \`order.preparing\` is emitted on CONFIRMED →
+  PREPARING, and reaching DELIVERED emits \`order.delivered\` then \`order.completed\`.
+- **Error shapes.** Problem \`type\` is \`<base_url>/errors/<CODE>\`. Unknown routes are 404 \`NOT_FOUND\`,
+  wrong methods 405 with \`Allow\`. A malformed uuid in a path is 400; a well-formed id that does not
+  exist, or belongs to another store, is 404. Bodies over 1 MiB are 413 \`PAYLOAD_TOO_LARGE\`; invalid
+  JSON is 400. \`X-Request-Id\` is accepted when it is a uuid, generated otherwise, and echoed on every
+  response. Money is a JSON number with at most two decimals; times are ISO 8601 UTC with milliseconds.
+- **Token requests.** JSON and \`application/x-www-form-urlencoded\` bodies and HTTP Basic client
+  authentication are accepted. An Application granted on several stores must add \`tenant_id\` (the store
+  code; otherwise 400); a \`tenant_id\` without an active Grant, or no Grant at all, is 403 \`FORBIDDEN\`.
+- **Idempotency.** Every POST, PUT and PATCH accepts \`Idempotency-Key\` (1..255 visible ASCII characters,
+  a UUID v4 recommended; otherwise 400). Keys are scoped to (Application, store); the fingerprint is
+  method + path + canonical JSON body. The same key with the same request returns the recorded status,
+  headers and body with \`Idempotent-Replayed: true\` and runs nothing again; the same key with another
+  request is 409 \`IDEMPOTENCY_CONFLICT\`. A duplicate arriving while the first still runs waits for it and
+  then replays. Responses of requests that never ran (401, 403, 429, 5xx) are not recorded. Keys expire
+  after 24 hours.
+- **Webhooks.** Endpoints belong to (Application, store), at most 20 per pair. Subscribing to an event needs
+  the event's scope (\`x-required-scope\` on each webhook below). URLs must be \`https\` for PRODUCTION
+  (\`http\` is allowed in SANDBOX) and may not resolve to loopback, private, link-local or metadata
+  addresses. The secret (\`whsec_…\`) is returned only at creation. Each delivery is a POST of the event
+  envelope signed with \`X-Service-Signature: t=<unix>,v1=<hex>\`, the HMAC-SHA256 of \`<t>.<raw body>\`
+  with the endpoint secret; reject timestamps more than 300 s away and compare in constant time. Any 2xx
+  within 5 s is success; redirects are not followed. Failed attempts are retried after 1m, 2m, 5m, 15m,
+  30m, 1h, 2h, 4h, 8h and 16h (10 attempts), then the delivery is DEAD_LETTER and the endpoint FAILED
+  until its next success. Delivery is at-least-once: deduplicate on \`eventId\`, which stays the same on
+  every attempt and replay. \`GET /public/v1/webhooks\` and \`GET /public/v1/webhooks/deliveries\` answer
+  JSON arrays, newest first; the next page's cursor travels in \`X-Next-Cursor\` and \`Link: <…>; rel="next"\`.
+  \`catalog.updated\` is aggregated over a 5 s window into one event per item and action.
+- **Rate limits.** Per store and per Application, by environment, over a sliding one-minute window:
+  SANDBOX 100/min per store and 500/min per Application; PRODUCTION 600/min per store and 3000/min per
+  Application. Every authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` (of the
+  tighter limit) and \`X-RateLimit-Reset\` (Unix seconds when a slot frees); 429 \`RATE_LIMIT_EXCEEDED\`
+  adds \`Retry-After\` (seconds). The token endpoint has its own limit per \`client_id\` and does not count
+  toward the API limits.
+- **Sandbox.** \`POST /public/v1/sandbox/seed\` fills the token's own sandbox store with a deterministic
+  fake catalog and customers (calling it again duplicates nothing). \`POST /public/v1/sandbox/orders\`
+  with \`{ "scenario" }\` (\`delivery\`, \`pickup\`, \`scheduled\`, \`cash\`, \`online_payment\`,
+  \`with_discount\`, \`cancelled\`) creates an order through the real order code path, so registered
+  webhooks fire. Sandbox routes need no scope beyond a valid SANDBOX token (\`x-sandbox-only\`).
+`.trim();
+
+export const TAG_DESCRIPTIONS: Record<string, string> = {
+  Authentication: "Client credentials for an access token, and the keys that verify it.",
+  Store: "The profile of the token's own store.",
+  Orders: "Orders of the token's store: list, detail, creation and status changes.",
+  Customers: "Customers of the token's store.",
+  Catalog: "Categories and products of the token's store.",
+  Webhooks: "Webhook endpoints of the calling Application on this store, and their deliveries.",
+  Sandbox: "Fake data for SANDBOX stores. SANDBOX tokens only.",
+  Contract: "This document, machine-readable.",
+  "Webhook events": "What the service POSTs to your webhook endpoints.",
+};

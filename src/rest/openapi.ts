@@ -1,0 +1,249 @@
+import { STATUS_CODES } from "node:http";
+import * as restSchemas from "./schemas.js";
+import type { AnyRoute, JsonSchema } from "./route.js";
+import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
+import {
+  HEADERS,
+  PARAMETERS,
+  PLATFORM_OPERATIONS,
+  PLATFORM_SCHEMAS,
+  RATE_LIMIT_HEADERS,
+  SECURITY_SCHEMES,
+  codesWithStatus,
+  eventSchemas,
+  problemResponse,
+  problems,
+  ref,
+  webhooks,
+} from "./openapi-platform.js";
+
+/**
+ * Builds the OpenAPI 3.1 document from the route table (SPEC §9): every route's parameters, body, responses
+ * and scope come from the same JSON schemas the router validates with, so document and server agree.
+ */
+
+export interface OpenApiOperation {
+  operationId: string;
+  parameters?: JsonSchema[];
+  requestBody?: JsonSchema;
+  responses: Record<string, JsonSchema>;
+  [key: string]: unknown;
+}
+
+export interface OpenApiDocument {
+  openapi: "3.1.0";
+  info: JsonSchema;
+  servers: JsonSchema[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  webhooks: Record<string, JsonSchema>;
+  components: {
+    schemas: Record<string, JsonSchema>;
+    parameters: Record<string, JsonSchema>;
+    headers: Record<string, JsonSchema>;
+    responses: Record<string, JsonSchema>;
+    securitySchemes: Record<string, JsonSchema>;
+  };
+}
+
+/** Statuses every route-table operation can answer (auth, validation, rate limit, failure). */
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500];
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+export const acceptsIdempotencyKey = (route: AnyRoute): boolean => route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);
+
+/** The error statuses a route documents: the common ones, the route's own, and those its shape implies. */
+export function errorStatuses(route: AnyRoute): number[] {
+  const statuses = new Set([...COMMON_ERROR_STATUSES, ...(route.errors ?? [])]);
+  if (route.pathParams) statuses.add(404); // a well-formed id that is not in this store
+  if (route.body) {
+    statuses.add(413);
+    statuses.add(415);
+  }
+  if (acceptsIdempotencyKey(route)) statuses.add(409);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/**
+ * Route schemas exported from src/rest/schemas.ts as `<Name>Schema` become components named `<Name>`,
+ * found by identity wherever a route uses them; everything else stays inline.
+ */
+class SchemaRegistry {
+  private readonly names = new Map<object, string>();
+  readonly components: Record<string, JsonSchema> = {};
+
+  constructor(reserved: Record<string, JsonSchema>) {
+    for (const [exportName, value] of Object.entries(restSchemas)) {
+      if (!exportName.endsWith("Schema") || typeof value !== "object" || value === null) continue;
+      const name = exportName.slice(0, -"Schema".length);
+      if (name in reserved) throw new Error(`src/rest/schemas.ts: ${exportName} collides with the OpenAPI component ${name}`);
+      this.names.set(value, name);
+    }
+  }
+
+  /** A copy of the schema with named sub-schemas replaced by $ref (and registered as components). */
+  use(schema: JsonSchema): JsonSchema {
+    return this.walk(schema) as JsonSchema;
+  }
+
+  private walk(value: unknown): unknown {
+    if (Array.isArray(value)) return value.map((v) => this.walk(v));
+    if (typeof value !== "object" || value === null) return value;
+    const name = this.names.get(value);
+    if (name) {
+      if (!(name in this.components)) {
+        this.components[name] = {}; // placeholder first: a schema that refers to itself terminates
+        this.components[name] = this.copy(value);
+      }
+      return ref("schemas", name);
+    }
+    return this.copy(value);
+  }
+
+  private copy(value: object): JsonSchema {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.walk(v)]));
+  }
+}
+
+/** A parameter whose schema's description moves up to the parameter, where renderers show it. */
+function parameter(name: string, where: "path" | "query", schema: JsonSchema, required: boolean, registry: SchemaRegistry): JsonSchema {
+  const { description, ...rest } = registry.use(schema);
+  return { name, in: where, required, ...(description ? { description } : {}), schema: rest };
+}
+
+function operationOf(route: AnyRoute, registry: SchemaRegistry): OpenApiOperation {
+  const parameters: JsonSchema[] = [];
+  for (const [name, schema] of Object.entries(route.pathParams ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
+  const required = new Set(route.query?.required ?? []);
+  for (const [name, schema] of Object.entries(route.query?.properties ?? {})) {
+    parameters.push(parameter(name, "query", schema, required.has(name), registry));
+  }
+  parameters.push(ref("parameters", "XRequestId"));
+  const idempotent = acceptsIdempotencyKey(route);
+  if (idempotent) parameters.push(ref("parameters", "IdempotencyKey"));
+
+  const successHeaders: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
+  if (idempotent) successHeaders["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
+  for (const [name, header] of Object.entries(route.response.headers ?? {})) {
+    successHeaders[name] = { description: header.description, schema: registry.use(header.schema) };
+  }
+  const success: JsonSchema = { description: route.response.description, headers: successHeaders };
+  if (route.response.schema && route.status !== 204) {
+    success.content = { "application/json": { schema: registry.use(route.response.schema) } };
+  }
+  const responses: Record<string, JsonSchema> = { [String(route.status)]: success };
+  Object.assign(responses, problems(errorStatuses(route)));
+
+  const notes = [
+    route.scope ? `Scope: \`${route.scope}\`.` : "Any valid partner token; no scope needed.",
+    route.sandboxOnly ? "SANDBOX tokens only: PRODUCTION tokens get 403 FORBIDDEN." : "",
+    idempotent ? "Accepts `Idempotency-Key`." : "",
+  ].filter(Boolean);
+  const operation: OpenApiOperation = {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: [route.description, notes.join(" ")].filter(Boolean).join("\n\n"),
+    security: [{ oauth2: route.scope ? [route.scope] : [] }],
+    parameters,
+    responses,
+  };
+  if (route.sandboxOnly) operation["x-sandbox-only"] = true;
+  if (route.body) {
+    operation.requestBody = { required: true, content: { "application/json": { schema: registry.use(route.body) } } };
+  }
+  return operation;
+}
+
+function checkUnique(routes: AnyRoute[]): void {
+  const ids = new Set<string>();
+  const keys = new Set<string>();
+  for (const r of routes) {
+    if (ids.has(r.operationId)) throw new Error(`route table: operationId ${r.operationId} is used twice`);
+    const key = `${r.method} ${r.path}`;
+    if (keys.has(key)) throw new Error(`route table: ${key} is defined twice`);
+    ids.add(r.operationId);
+    keys.add(key);
+  }
+}
+
+export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocument {
+  checkUnique(routes);
+  const ownSchemas = { ...PLATFORM_SCHEMAS, ...eventSchemas() };
+  const registry = new SchemaRegistry(ownSchemas);
+
+  const paths: OpenApiDocument["paths"] = {};
+  const add = (path: string, method: string, operation: OpenApiOperation) => {
+    paths[path] ??= {};
+    paths[path][method] = operation;
+  };
+  const platform = (first: boolean) =>
+    PLATFORM_OPERATIONS.filter((p) => p.first === first).forEach((p) => add(p.path, p.method, p.operation as OpenApiOperation));
+  platform(true);
+  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry));
+  platform(false);
+
+  const used = new Set<number>();
+  const tagNames: string[] = [];
+  for (const item of Object.values(paths)) {
+    for (const op of Object.values(item)) {
+      for (const status of Object.keys(op.responses).map(Number)) if (status >= 400) used.add(status);
+      for (const tag of op.tags as string[]) if (!tagNames.includes(tag)) tagNames.push(tag);
+    }
+  }
+  tagNames.push("Webhook events");
+  const responses: Record<string, JsonSchema> = {};
+  for (const status of [...used].sort((a, b) => a - b)) {
+    if (codesWithStatus(status).length === 0) throw new Error(`HTTP ${status} is documented but no error code in src/errors.ts has it`);
+    responses[`Problem${status}`] = problemResponse(status, STATUS_CODES[status] ?? `HTTP ${status}`);
+  }
+
+  const doc: OpenApiDocument = {
+    openapi: "3.1.0",
+    info: {
+      title: API_TITLE,
+      version: API_VERSION,
+      summary: API_SUMMARY,
+      description: API_DESCRIPTION,
+    },
+    servers: [
+      {
+        url: baseUrl,
+        description: "base_url (PUBLIC_BASE_URL). SANDBOX and PRODUCTION share it: the credentials decide the environment (SPEC §9).",
+      },
+      {
+        url: "{sandbox_url}",
+        description: "sandbox_url: the sandbox address, where published; the same service, so sandbox credentials on base_url are equivalent.",
+        variables: { sandbox_url: { default: baseUrl, description: "Sandbox address" } },
+      },
+    ],
+    tags: tagNames.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} operations.` })),
+    paths,
+    webhooks: webhooks(),
+    components: {
+      schemas: { ...ownSchemas, ...registry.components },
+      parameters: PARAMETERS,
+      headers: HEADERS,
+      responses,
+      securitySchemes: SECURITY_SCHEMES,
+    },
+  };
+  // Shared parameters and headers appear only when an operation uses them (no Idempotency-Key without writes).
+  const text = JSON.stringify({ paths: doc.paths, responses: doc.components.responses });
+  for (const kind of ["parameters", "headers"] as const) {
+    const all = doc.components[kind];
+    doc.components[kind] = Object.fromEntries(Object.entries(all).filter(([name]) => text.includes(`"#/components/${kind}/${name}"`)));
+  }
+  return doc;
+}
+
+/** The operationIds of every operation in a document, in order. */
+export function operationIds(doc: OpenApiDocument): string[] {
+  return Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+}
+
+/** The document as schema/openapi.json holds it: stable key order, two-space indent, final newline. */
+export function printOpenApi(doc: OpenApiDocument): string {
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
