@@ -21,7 +21,7 @@ export type AttemptOutcome =
   /** Another attempt of this scheduled step holds the lease (or died holding it): come back at retryAt. */
   | { kind: "busy"; retryAt: Date };
 
-export const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
+const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
 
 interface Claimed {
   eventId: string;

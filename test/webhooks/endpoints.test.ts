@@ -136,6 +136,23 @@ describe("endpoint management", () => {
         const res = await call<Body>(strict, "POST", "/public/v1/webhooks", { token: t.token, body: { url, events: ["order.created"] } });
         expect(res.body, url).toMatchObject({ status: 422, errors: [{ field: "url", code: "PRIVATE_NETWORK" }] });
       }
+      // The check is repeated at delivery time: a host that now resolves inside the network gets nothing.
+      const application = await strict.services.db.application.findUniqueOrThrow({ where: { clientId: t.clientId } });
+      const rebound = await strict.services.db.webhookEndpoint.create({
+        data: {
+          applicationId: application.id,
+          storeId: t.storeId,
+          url: receiver.url("/rebound"),
+          events: ["order.created"],
+          secretCiphertext: strict.services.box.encrypt("whsec_rebound"),
+          secretPrefix: "whsec_reboun",
+        },
+      });
+      const test = await call<Body>(strict, "POST", `/public/v1/webhooks/${rebound.id}/test`, { token: t.token });
+      expect(test.status).toBe(200);
+      expect(test.body).toMatchObject({ status: "FAILED", attempts: 1, httpStatus: null });
+      expect(String(test.body.lastError)).toMatch(/^URL refused at delivery time \(PRIVATE_NETWORK\)/);
+      expect(receiver.requests("/rebound")).toHaveLength(0);
     } finally {
       await strict.close();
     }
