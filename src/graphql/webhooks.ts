@@ -259,21 +259,18 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_SCOPES,
     description: "Queues one more attempt now, in any status; the delivery is PENDING until it ends.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, { id }, ctx) => {
-      await requestReplays(ctx.services, ownerOf(ctx), [id]);
-      return ctx.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } });
-    },
+    resolve: (query, _root, { id }, ctx) =>
+      requestReplays(ctx.services, ownerOf(ctx), [id], (tx) => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } })),
   }),
   replayWebhookDeliveries: t.prismaField({
     type: [WebhookDelivery],
     authScopes: WEBHOOK_SCOPES,
     description: "Replays up to 100 deliveries at once (all or none).",
     args: { ids: t.arg.idList({ required: true }) },
-    resolve: async (query, _root, { ids }, ctx) => {
-      const unique = [...new Set(ids.map(String))];
-      await requestReplays(ctx.services, ownerOf(ctx), unique);
-      return ctx.db.webhookDelivery.findMany({ ...query, where: { id: { in: unique } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] });
-    },
+    resolve: (query, _root, { ids }, ctx) =>
+      requestReplays(ctx.services, ownerOf(ctx), ids, (tx, unique) =>
+        tx.webhookDelivery.findMany({ ...query, where: { id: { in: unique } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+      ),
   }),
   setWebhookEndpointStatus: t.prismaField({
     type: WebhookEndpoint,

@@ -1,5 +1,6 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
 import { invalidRequest, notFound, unprocessable } from "../errors.js";
+import type { Tx } from "../db/prisma.js";
 import type { Services } from "../services.js";
 import { runAttempt } from "./attempt.js";
 import { isUuid, ownerWhere, type Owner } from "./endpoints.js";
@@ -18,9 +19,10 @@ function inactive(endpointId: string) {
 /**
  * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
  * until that attempt ends (DECISIONS §8). The replay job has a key of its own, so the delivery's scheduled
- * retries stay queued; the same event (and eventId) is sent again.
+ * retries stay queued; the same event (and eventId) is sent again. Answers what `readBack` reads in the
+ * same transaction, i.e. the deliveries as PENDING.
  */
-export async function requestReplays(services: Services, owner: Owner, ids: readonly string[]): Promise<void> {
+export async function requestReplays<T>(services: Services, owner: Owner, ids: readonly string[], readBack: (tx: Tx, ids: string[]) => Promise<T>): Promise<T> {
   const unique = [...new Set(ids)];
   if (unique.length === 0 || unique.length > MAX_REPLAY_BATCH) {
     throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [{ field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` }]);
@@ -34,11 +36,13 @@ export async function requestReplays(services: Services, owner: Owner, ids: read
   const off = found.find((d) => d.endpoint.status === "INACTIVE");
   if (off) throw inactive(off.endpoint.id);
 
-  await services.db.$transaction(async (tx) => {
+  return services.db.$transaction(async (tx) => {
     await tx.webhookDelivery.updateMany({ where: { id: { in: unique } }, data: { status: "PENDING" } });
     for (const id of unique) {
       await tx.$executeRaw`select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', ${id}::text, 'trigger', 'REPLAY'), job_key := ${replayJobKey(id)})`;
     }
+    // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
+    return readBack(tx, unique);
   });
 }
 
