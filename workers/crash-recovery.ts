@@ -16,7 +16,7 @@ import type { Services } from "../src/services.js";
 const LOCK_CLASS = 0x5747_4b52;
 /** A new pool may lock its first jobs a moment before its liveness lock is granted; never judge it that early. */
 const GRACE = "2 seconds";
-export const RECOVERY_INTERVAL_MS = 5000;
+const RECOVERY_INTERVAL_MS = 5000;
 
 export interface CrashRecovery {
   /** Pass to graphile-worker's `run` so each new pool takes its liveness lock. */
@@ -25,7 +25,7 @@ export interface CrashRecovery {
 }
 
 /** Unlocks the jobs of pools that are gone; returns their ids. */
-export async function recoverAbandonedJobs(pool: pg.Pool, ownPools: ReadonlySet<string>): Promise<string[]> {
+async function recoverAbandonedJobs(pool: pg.Pool, ownPools: ReadonlySet<string>): Promise<string[]> {
   const client = await pool.connect();
   try {
     const { rows } = await client.query<{ lockedBy: string }>(

@@ -39,9 +39,10 @@ interface Claimed {
   chainExhausted: boolean;
 }
 
-// The scheduled claim succeeds once per due time: it stamps lastAttemptAt, and a second claim for the same
-// dueAt only passes once that stamp is older than the lease (the first attempt's worker died). Replays and
-// tests are extra attempts and claim unconditionally. INACTIVE endpoints are never claimed.
+// The scheduled claim succeeds once per due time: it stamps lastAttemptAt, and another claim for the same
+// dueAt only passes once that stamp is older than the lease (the worker that made it died). Replays and tests
+// are extra attempts and claim unconditionally (their stamp can hold back an overdue scheduled attempt for
+// one lease). INACTIVE endpoints are never claimed.
 const CLAIM = `
 update "WebhookDelivery" d set "lastAttemptAt" = now(), "updatedAt" = now()
 from "WebhookEndpoint" e, "Event" ev, "Store" s

@@ -4,11 +4,11 @@ import type { Tx } from "../db/prisma.js";
 import type { Services } from "../services.js";
 import { runAttempt } from "./attempt.js";
 import { isUuid, ownerWhere, type Owner } from "./endpoints.js";
-import { DELIVER_TASK, replayJobKey } from "./jobs.js";
+import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
 
-export const MAX_REPLAY_BATCH = 100;
+const MAX_REPLAY_BATCH = 100;
 
-export const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
+const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
 
 function inactive(endpointId: string) {
   return unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; an administrator must re-enable it first.`, [
@@ -38,9 +38,9 @@ export async function requestReplays<T>(services: Services, owner: Owner, ids: r
 
   return services.db.$transaction(async (tx) => {
     await tx.webhookDelivery.updateMany({ where: { id: { in: unique } }, data: { status: "PENDING" } });
-    for (const id of unique) {
-      await tx.$executeRaw`select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', ${id}::text, 'trigger', 'REPLAY'), job_key := ${replayJobKey(id)})`;
-    }
+    await tx.$executeRaw`
+      select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id, 'trigger', 'REPLAY'), job_key := ${REPLAY_JOB_KEY_PREFIX} || id)
+      from unnest(${unique}::text[]) as id`;
     // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
     return readBack(tx, unique);
   });

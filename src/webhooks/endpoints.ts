@@ -24,7 +24,7 @@ export function isUuid(id: string): boolean {
   return UUID.test(id);
 }
 
-export const MAX_URL_LENGTH = 2048;
+const MAX_URL_LENGTH = 2048;
 
 export interface EndpointInput {
   url: string;

@@ -23,7 +23,8 @@ declare global {
 /** One live scheduled job per delivery; a replay has its own key so it never displaces the retry chain. */
 export const SCHEDULED_JOB_KEY_PREFIX = "deliver:";
 export const scheduledJobKey = (deliveryId: string): string => `${SCHEDULED_JOB_KEY_PREFIX}${deliveryId}`;
-export const replayJobKey = (deliveryId: string): string => `replay:${deliveryId}`;
+export const REPLAY_JOB_KEY_PREFIX = "replay:";
+export const replayJobKey = (deliveryId: string): string => `${REPLAY_JOB_KEY_PREFIX}${deliveryId}`;
 
 export function deliverJobKey(payload: DeliverPayload): string {
   return payload.trigger === "SCHEDULED" ? scheduledJobKey(payload.deliveryId) : replayJobKey(payload.deliveryId);
