@@ -3,6 +3,7 @@ import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
 import type { Services } from "../src/services.js";
 import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
+import { startCrashRecovery } from "./crash-recovery.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
@@ -10,6 +11,7 @@ export async function startWorker(services: Services, databaseUrl: string, metri
   const pgPool = new pg.Pool({ connectionString: databaseUrl, max: services.config.WORKER_CONCURRENCY + 2 });
   pgPool.on("error", (err) => log.warn({ err }, "idle worker database connection lost"));
   pgPool.on("connect", (client) => client.on("error", (err) => log.warn({ err }, "worker database connection error")));
+  const recovery = await startCrashRecovery(services, databaseUrl);
   const runner = await run({
     pgPool,
     concurrency: services.config.WORKER_CONCURRENCY,
@@ -21,8 +23,13 @@ export async function startWorker(services: Services, databaseUrl: string, metri
       const fn = level === "error" ? log.error : level === "warning" ? log.warn : log.debug;
       fn.call(log, { ...scope, ...meta }, message);
     }),
+    events: recovery.events,
+  }).catch(async (err: unknown) => {
+    await recovery.stop();
+    await pgPool.end();
+    throw err;
   });
-  runner.promise.finally(() => pgPool.end()).catch(() => undefined);
   metrics?.watchWorker(runner);
+  void runner.promise.finally(() => Promise.all([recovery.stop(), pgPool.end()])).catch(() => undefined);
   return runner;
 }

@@ -3,6 +3,8 @@ import type { Services } from "../src/services.js";
 import { cleanupIdempotencyKeys } from "./tasks/cleanup-idempotency-keys.js";
 import { flushCatalogChanges } from "./tasks/flush-catalog-changes.js";
 import { cleanupRateLimits } from "./tasks/cleanup-rate-limits.js";
+import { fanOutEvent } from "./tasks/fan-out-event.js";
+import { deliverWebhook } from "./tasks/deliver-webhook.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
@@ -10,6 +12,8 @@ export function taskList(services: Services): TaskList {
     cleanup_idempotency_keys: cleanupIdempotencyKeys(services),
     flush_catalog_changes: flushCatalogChanges(services),
     cleanup_rate_limits: cleanupRateLimits(services),
+    fan_out_event: fanOutEvent(services),
+    deliver_webhook: deliverWebhook(services),
   };
 }
 

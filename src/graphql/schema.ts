@@ -5,5 +5,6 @@ import "./orders.js";
 import "./customers.js";
 import "./catalog.js";
 import "./sandbox.js";
+import "./webhooks.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from "../events/types.js";
 import type { JsonSchema } from "./route.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "../graphql/orders.js";
 import { invalidRequest } from "../errors.js";
@@ -385,5 +386,75 @@ export const SeedResultSchema: JsonSchema = {
     categories: { type: "integer", description: "Categories the store now has" },
     products: { type: "integer" },
     customers: { type: "integer" },
+  },
+};
+
+export const WebhookEventTypeSchema: JsonSchema = { type: "string", enum: [...EVENT_TYPES], description: "A subscribable event type (SPEC §2.11)" };
+
+export const CreateWebhookEndpointBody: JsonSchema = {
+  type: "object",
+  required: ["url", "events"],
+  additionalProperties: false,
+  properties: {
+    url: { type: "string", format: "uri", maxLength: 2048, description: "https:// (http:// is accepted in SANDBOX); public hosts only" },
+    events: { type: "array", minItems: 1, items: WebhookEventTypeSchema, description: "Each needs its event's read scope in the token" },
+  },
+};
+
+export const WebhookEndpointSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "url", "events", "status", "secretPrefix", "lastSuccessAt", "failureCount"],
+  properties: {
+    id: uuid,
+    url: { type: "string", format: "uri" },
+    events: { type: "array", items: { type: "string" } },
+    status: { type: "string", enum: ["ACTIVE", "INACTIVE", "FAILED"] },
+    secretPrefix: { type: "string", description: "First 12 characters of the signing secret" },
+    lastSuccessAt: nullable(dateTime),
+    failureCount: { type: "integer", minimum: 0, description: "Consecutive failed attempts" },
+  },
+};
+
+export const WebhookEndpointCreatedSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "url", "events", "secret", "secretPrefix", "message"],
+  properties: {
+    id: uuid,
+    url: { type: "string" },
+    events: { type: "array", items: { type: "string" } },
+    secret: { type: "string", description: "whsec_… signing secret; returned only in this response" },
+    secretPrefix: { type: "string" },
+    message: { type: "string" },
+  },
+};
+
+export const WebhookSecretRotatedSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "secret", "secretPrefix", "previousSecretExpiresAt", "message"],
+  properties: {
+    id: uuid,
+    secret: { type: "string", description: "The new signing secret; returned only in this response" },
+    secretPrefix: { type: "string" },
+    previousSecretExpiresAt: { ...dateTime, description: "Until then deliveries carry a v1 signature for the new and the previous secret" },
+    message: { type: "string" },
+  },
+};
+
+export const WebhookDeliverySchema: JsonSchema = {
+  type: "object",
+  required: ["id", "eventId", "eventType", "tenantId", "status", "httpStatus", "attempts", "lastAttemptAt", "nextAttemptAt", "lastError", "requestDurationMs", "endpointId"],
+  properties: {
+    id: uuid,
+    eventId: { type: "string", description: "Same on every attempt and replay: deduplicate on it" },
+    eventType: { type: "string" },
+    tenantId: { type: "string", description: "Store code" },
+    status: { type: "string", enum: ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"] },
+    httpStatus: nullable({ type: "integer" }),
+    attempts: { type: "integer", minimum: 0 },
+    lastAttemptAt: nullable(dateTime),
+    nextAttemptAt: nullable(dateTime),
+    lastError: nullable({ type: "string" }),
+    requestDurationMs: nullable({ type: "integer" }),
+    endpointId: { ...uuid, description: "Extension to SPEC 2.12" },
   },
 };

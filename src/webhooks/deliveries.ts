@@ -1,0 +1,73 @@
+import { TEST_EVENT_TYPE } from "../events/types.js";
+import { invalidRequest, notFound, unprocessable } from "../errors.js";
+import type { Tx } from "../db/prisma.js";
+import type { Services } from "../services.js";
+import { runAttempt } from "./attempt.js";
+import { isUuid, ownerWhere, type Owner } from "./endpoints.js";
+import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
+
+const MAX_REPLAY_BATCH = 100;
+
+const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
+
+function inactive(endpointId: string) {
+  return unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; an administrator must re-enable it first.`, [
+    { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
+  ]);
+}
+
+/**
+ * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
+ * until that attempt ends (DECISIONS §8). The replay job has a key of its own, so the delivery's scheduled
+ * retries stay queued; the same event (and eventId) is sent again. Answers what `readBack` reads in the
+ * same transaction, i.e. the deliveries as PENDING.
+ */
+export async function requestReplays<T>(services: Services, owner: Owner, ids: readonly string[], readBack: (tx: Tx, ids: string[]) => Promise<T>): Promise<T> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0 || unique.length > MAX_REPLAY_BATCH) {
+    throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [{ field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` }]);
+  }
+  const found = await services.db.webhookDelivery.findMany({
+    where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
+    select: { id: true, endpoint: { select: { id: true, status: true } } },
+  });
+  const missing = unique.find((id) => !found.some((d) => d.id === id));
+  if (missing) throw notFound("webhook delivery", missing);
+  const off = found.find((d) => d.endpoint.status === "INACTIVE");
+  if (off) throw inactive(off.endpoint.id);
+
+  return services.db.$transaction(async (tx) => {
+    await tx.webhookDelivery.updateMany({ where: { id: { in: unique } }, data: { status: "PENDING" } });
+    await tx.$executeRaw`
+      select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id, 'trigger', 'REPLAY'), job_key := ${REPLAY_JOB_KEY_PREFIX} || id)
+      from unnest(${unique}::text[]) as id`;
+    // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
+    return readBack(tx, unique);
+  });
+}
+
+/**
+ * Sends a synthetic `webhook.test` event to one endpoint now and returns its delivery id once the attempt
+ * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed.
+ */
+export async function sendTestEvent(services: Services, owner: Owner, endpointId: string): Promise<string> {
+  const endpoint = isUuid(endpointId)
+    ? await services.db.webhookEndpoint.findFirst({
+        where: { id: endpointId, ...ownerWhere(owner) },
+        select: { id: true, status: true, applicationId: true, storeId: true },
+      })
+    : null;
+  if (!endpoint) throw notFound("webhook endpoint", endpointId);
+  if (endpoint.status === "INACTIVE") throw inactive(endpoint.id);
+
+  const deliveryId = await services.db.$transaction(async (tx) => {
+    const event = await tx.event.create({ data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } }, select: { id: true } });
+    const delivery = await tx.webhookDelivery.create({
+      data: { eventId: event.id, endpointId: endpoint.id, applicationId: endpoint.applicationId, storeId: endpoint.storeId, eventType: TEST_EVENT_TYPE },
+      select: { id: true },
+    });
+    return delivery.id;
+  });
+  await runAttempt(services, { deliveryId, trigger: "TEST" });
+  return deliveryId;
+}

@@ -1,0 +1,44 @@
+import { signatureHeader } from "./signing.js";
+
+export const USER_AGENT = "PartnerWebhooks/1.0";
+
+/** The envelope of SPEC §6.2. */
+export interface Envelope {
+  eventId: string;
+  eventType: string;
+  timestamp: string;
+  tenantId: string;
+  data: unknown;
+}
+
+/**
+ * The raw body: built from the stored event only, so every attempt and replay of one event sends the
+ * same bytes and the same `eventId` (receivers deduplicate on it).
+ */
+export function envelopeBody(event: { id: string; type: string; createdAt: Date; data: unknown }, tenantId: string): string {
+  const envelope: Envelope = { eventId: event.id, eventType: event.type, timestamp: event.createdAt.toISOString(), tenantId, data: event.data };
+  return JSON.stringify(envelope);
+}
+
+/**
+ * Headers of one attempt (DECISIONS §8). The signature is computed per attempt, so a retry hours later still
+ * carries a fresh timestamp inside the receivers' tolerance. `secrets` is [current] or [current, previous].
+ */
+export function deliveryHeaders(opts: {
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  secrets: readonly string[];
+  now?: Date;
+}): Record<string, string> {
+  const t = Math.floor((opts.now ?? new Date()).getTime() / 1000);
+  return {
+    "Content-Type": "application/json",
+    "User-Agent": USER_AGENT,
+    "X-Service-Event-Id": opts.eventId,
+    "X-Service-Event-Type": opts.eventType,
+    "X-Service-Delivery-Id": opts.deliveryId,
+    "X-Service-Signature": signatureHeader(opts.secrets, t, opts.body),
+  };
+}

@@ -1,0 +1,27 @@
+/** The delivery rules of DECISIONS §8 that are numbers, in one place. */
+
+/** Scheduled attempts a delivery gets before it is dead-lettered (SPEC §6.1.5). Replays and tests come on top. */
+export const MAX_SCHEDULED_ATTEMPTS = 10;
+
+/** Endpoints one (Application, Store) may register. */
+export const MAX_ENDPOINTS_PER_OWNER = 20;
+
+/** How long deliveries keep carrying the previous secret's signature after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Wait after scheduled attempt `failedStep` (1-based) failed: step n waits `schedule[n-1]`. A schedule shorter
+ * than the attempts it has to separate repeats its last step, so the attempt count never depends on it.
+ */
+export function retryDelayMs(schedule: readonly number[], failedStep: number): number {
+  return schedule[Math.min(failedStep, schedule.length) - 1];
+}
+
+/**
+ * How long a started attempt owns its delivery. An attempt is bounded by the send timeout plus two short
+ * statements, so twice the timeout plus a second is generous; past it, a worker that died mid-attempt is
+ * assumed gone and the attempt may be run again (at-least-once).
+ */
+export function attemptLeaseMs(timeoutMs: number): number {
+  return 2 * timeoutMs + 1000;
+}

@@ -1,0 +1,129 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { call, createTenant, type Tenant } from "../helpers/tenants.js";
+import { emitEvent } from "../../src/events/outbox.js";
+import { startWorker } from "../../workers/runner.js";
+import { destroyWebhookAgents } from "../../src/webhooks/send.js";
+import { startReceiver, waitFor, type Receiver } from "./receiver.js";
+
+/** At-least-once across a crash: a worker process is SIGKILLed in the middle of a burst; nothing is lost. */
+
+const WORKER_SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
+const BURST = 1000;
+
+let app: TestApp;
+let receiver: Receiver;
+let tenant: Tenant;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  receiver = await startReceiver();
+  tenant = await createTenant(app);
+});
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await receiver?.close();
+  destroyWebhookAgents();
+  await app?.close();
+});
+
+/** Starts `test/webhooks/worker-process.ts` on the test database and resolves once it takes jobs. */
+async function spawnWorker(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
+    env: {
+      ...process.env,
+      DATABASE_URL: app.databaseUrl,
+      LOG_LEVEL: "silent",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+      WEBHOOK_TIMEOUT_MS: "500",
+      WEBHOOK_RETRY_SCHEDULE: "100ms",
+      DB_POOL_SIZE: "5",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  let out = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  await waitFor("the worker process to start", () => out.includes("ready") || child.exitCode !== null, 30_000);
+  if (child.exitCode !== null) throw new Error(`worker process exited with ${child.exitCode}`);
+  return child;
+}
+
+/** Emits `count` order.created events as 4 writers committing 10 at a time, collecting their ids. */
+async function emitMany(storeId: string, count: number, into: string[]): Promise<void> {
+  let remaining = count / 10;
+  const writer = async () => {
+    while (remaining-- > 0) {
+      const ids = await app.services.db.$transaction(
+        async (tx) => {
+          const out: string[] = [];
+          for (let i = 0; i < 10; i++) out.push((await emitEvent(tx, storeId, "order.created", { orderId: `o-${into.length + i}`, status: "PENDING" })).id);
+          return out;
+        },
+        { timeout: 30_000 },
+      );
+      into.push(...ids);
+    }
+  };
+  await Promise.all([writer(), writer(), writer(), writer()]);
+}
+
+function receivedEventIds(): Set<string> {
+  return new Set(receiver.requests("/burst").map((r) => String(r.headers["x-service-event-id"])));
+}
+
+it(`a worker killed with SIGKILL mid-burst of ${BURST} events loses none once another starts`, async () => {
+  // Slow enough that many attempts are in flight when the worker dies.
+  receiver.on("/burst", () => ({ status: 200, delayMs: 30 }));
+  const res = await call(app, "POST", "/public/v1/webhooks", { token: tenant.token, body: { url: receiver.url("/burst"), events: ["order.created"] } });
+  expect(res.status).toBe(201);
+
+  // Events keep coming while the first worker starts, works and dies.
+  const eventIds: string[] = [];
+  const emitting = emitMany(tenant.storeId, BURST, eventIds);
+  const first = await spawnWorker();
+
+  await waitFor("a part of the burst to arrive", () => receiver.requests("/burst").length >= 200, 30_000);
+  first.kill("SIGKILL");
+  await once(first, "exit");
+  const { rows } = await app.services.pool.query<{ n: number }>("select count(*)::int as n from graphile_worker.jobs where locked_by is not null");
+  // The dead worker was holding jobs: the next worker has to recover them.
+  expect(rows[0].n).toBeGreaterThan(0);
+  expect(receivedEventIds().size).toBeLessThan(BURST);
+
+  const second = await spawnWorker();
+  await emitting;
+  expect(new Set(eventIds).size).toBe(BURST);
+  // Attempts the dead worker sent but never recorded are sent again once their lease ends (at-least-once).
+  await waitFor(
+    "every delivery of the burst",
+    async () => receivedEventIds().size === BURST && (await app.services.db.webhookDelivery.count({ where: { status: "DELIVERED" } })) === BURST,
+    60_000,
+  );
+  expect([...receivedEventIds()].sort()).toEqual([...eventIds].sort());
+  second.kill("SIGTERM");
+  await once(second, "exit");
+}, 120_000);
+
+it("two workers sharing the queue send each attempt once", async () => {
+  const t = await createTenant(app);
+  receiver.on("/shared", () => ({ status: 200, delayMs: 5 }));
+  const res = await call<{ id: string }>(app, "POST", "/public/v1/webhooks", { token: t.token, body: { url: receiver.url("/shared"), events: ["order.created"] } });
+  const workers = await Promise.all([startWorker(app.services, app.databaseUrl), startWorker(app.services, app.databaseUrl)]);
+  try {
+    const ids: string[] = [];
+    await emitMany(t.storeId, 300, ids);
+    await waitFor("all deliveries", async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: res.body.id, status: "DELIVERED" } })) === 300, 30_000);
+    const received = receiver.requests("/shared").map((r) => String(r.headers["x-service-event-id"]));
+    expect(received).toHaveLength(300);
+    expect(new Set(received)).toEqual(new Set(ids));
+    expect(await app.services.db.webhookAttempt.count({ where: { delivery: { endpointId: res.body.id } } })).toBe(300);
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+  }
+});
