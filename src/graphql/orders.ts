@@ -1,7 +1,8 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "./builder.js";
 import { tenantOf } from "./context.js";
-import { AddressRef, type AddressShape } from "./store.js";
+import { AddressRef } from "./store.js";
+import type { Address } from "../store/address.js";
 import { money, pageType, requireUuid } from "./fields.js";
 import { paginate, type SortKey } from "./pagination.js";
 import { notFound } from "../errors.js";
@@ -84,7 +85,7 @@ export const Order = builder.prismaObject("Order", {
       type: AddressRef,
       nullable: true,
       description: "Null for PICKUP orders",
-      resolve: (o) => (o.deliveryAddress as AddressShape | null) ?? null,
+      resolve: (o) => (o.deliveryAddress as Address | null) ?? null,
     }),
     items: t.relation("items", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
     payments: t.relation("payments", { query: { orderBy: { id: "asc" } } }),

@@ -1,20 +1,11 @@
 import { builder } from "./builder.js";
+import type { Address } from "../store/address.js";
 import { tenantOf } from "./context.js";
 
 export const StoreStatusEnum = builder.enumType("StoreStatus", { values: ["OPEN", "CLOSED", "PAUSED"] as const });
 export const EnvironmentEnum = builder.enumType("Environment", { values: ["SANDBOX", "PRODUCTION"] as const });
 
-export interface AddressShape {
-  street: string;
-  number: string;
-  neighborhood: string;
-  city: string;
-  state: string;
-  postalCode: string;
-  complement?: string | null;
-}
-
-export const AddressRef = builder.objectRef<AddressShape>("Address").implement({
+export const AddressRef = builder.objectRef<Address>("Address").implement({
   fields: (t) => ({
     street: t.exposeString("street"),
     number: t.exposeString("number"),
@@ -52,7 +43,7 @@ export const Store = builder.prismaObject("Store", {
     phone: t.exposeString("phone", { nullable: true }),
     isActive: t.exposeBoolean("isActive"),
     status: t.expose("status", { type: StoreStatusEnum }),
-    address: t.field({ type: AddressRef, nullable: true, resolve: (s) => (s.address as AddressShape | null) ?? null }),
+    address: t.field({ type: AddressRef, nullable: true, resolve: (s) => (s.address as Address | null) ?? null }),
     openingHours: t.field({ type: [OpeningHoursRef], resolve: (s) => (s.openingHours as OpeningHoursShape[] | null) ?? [] }),
     publicSettings: t.field({ type: "JSON", resolve: (s) => s.publicSettings ?? {} }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),

@@ -1,18 +1,9 @@
 import type { OrderStatus, OrderType, Prisma, Tx } from "../db/prisma.js";
+import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../errors.js";
 import { emitEvent } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { checkTransition, eventsFor } from "./lifecycle.js";
-
-export interface AddressInput {
-  street: string;
-  number: string;
-  neighborhood: string;
-  city: string;
-  state: string;
-  postalCode: string;
-  complement?: string | null;
-}
 
 export interface PaymentInput {
   method: string;
@@ -27,7 +18,7 @@ export interface NewOrder {
   customerId?: string | null;
   customer?: CustomerFields | null;
   items: { productId: string; quantity: number; notes?: string | null; additionals?: { name: string; quantity: number }[] | null }[];
-  deliveryAddress?: AddressInput | null;
+  deliveryAddress?: Address | null;
   payments?: PaymentInput[] | null;
   scheduledFor?: Date | null;
   notes?: string | null;

@@ -1,20 +1,11 @@
 import type { Db, OrderStatus, OrderType, Prisma, Tx } from "../../src/db/prisma.js";
+import type { Address } from "../../src/store/address.js";
 
 /**
  * Test data written straight with Prisma: a store's catalog, customers and orders with every field filled
  * with realistic values. It bypasses the API on purpose (no events, no validation), so read tests can set
  * any state and any timestamp. Money is in cents, as stored.
  */
-
-export interface AddressInput {
-  street: string;
-  number: string;
-  neighborhood: string;
-  city: string;
-  state: string;
-  postalCode: string;
-  complement?: string | null;
-}
 
 let serial = 0;
 /** Distinct values across one test process, so two fixtures never collide on a name or phone. */
@@ -27,7 +18,7 @@ const LAST_NAMES = ["Silva", "Souza", "Oliveira", "Santos", "Pereira", "Lima", "
 const STREETS = ["Rua Augusta", "Avenida Paulista", "Rua Oscar Freire", "Rua da Consolação", "Alameda Santos", "Rua Haddock Lobo"];
 const NEIGHBORHOODS = ["Consolação", "Bela Vista", "Jardins", "Pinheiros", "Vila Madalena", "Moema"];
 
-export function fakeAddress(n = next()): AddressInput {
+export function fakeAddress(n = next()): Address {
   return {
     street: STREETS[n % STREETS.length],
     number: String(100 + ((n * 37) % 1900)),
@@ -140,7 +131,7 @@ export interface CustomerInput {
   phone?: string | null;
   email?: string | null;
   /** Delivery addresses to store (default: one). */
-  addresses?: AddressInput[];
+  addresses?: Address[];
   createdAt?: Date;
   updatedAt?: Date;
 }
@@ -197,7 +188,7 @@ export interface OrderInput {
   payments?: PaymentInput[];
   /** Omitted: a new customer is created; null: an order without a customer. */
   customerId?: string | null;
-  deliveryAddress?: AddressInput | null;
+  deliveryAddress?: Address | null;
   deliveryFeeCents?: number;
   discountCents?: number;
   couponCode?: string | null;
