@@ -12,6 +12,11 @@ export const uuid: JsonSchema = { type: "string", format: "uuid" };
 export const dateTime: JsonSchema = { type: "string", format: "date-time" };
 export const money: JsonSchema = { type: "number", multipleOf: 0.01, description: "Amount with at most two decimals" };
 
+/** The Location header of a 201: the new resource's path, relative to the API's base URL. */
+export const locationHeader = (path: string) => ({
+  Location: { description: `Path of the created resource, ${path}`, schema: { type: "string", format: "uri-reference" } },
+});
+
 export const AddressSchema: JsonSchema = {
   type: "object",
   required: ["street", "number", "neighborhood", "city", "state", "postalCode"],

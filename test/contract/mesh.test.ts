@@ -4,6 +4,7 @@ import { buildOpenApi, operationIds, type OpenApiDocument } from "../../src/rest
 import { routes } from "../../src/rest/routes/index.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant } from "../helpers/tenants.js";
+import { startReceiver, type Receiver } from "../webhooks/receiver.js";
 import { CONTRACT_CASES, type CaseContext } from "./cases.js";
 import { ensureMeshBuilt, loadMesh, meshOperation, type MeshRunner, type MeshSdk } from "./support/mesh.js";
 import { Recorder } from "./support/recorder.js";
@@ -26,21 +27,26 @@ let mesh: MeshRunner;
 let meshSchema: GraphQLSchema;
 let sdkFor: (context: Record<string, unknown>) => MeshSdk;
 let ctx: CaseContext;
+let receiver: Receiver;
 
 beforeAll(async () => {
   const buildMs = ensureMeshBuilt();
   if (buildMs !== null) console.info(`mesh build: ${buildMs} ms`);
-  app = await startTestApp();
+  // The webhook cases deliver to a receiver on 127.0.0.1, which production settings refuse; one SANDBOX
+  // store runs every case (setup calls included) within a minute, past the default 100 requests.
+  app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", RATE_LIMIT_SANDBOX_STORE: "5000", RATE_LIMIT_SANDBOX_APP: "5000" });
+  receiver = await startReceiver();
   recorder = new Recorder(app.baseUrl);
   await recorder.start();
   process.env.MESH_API_BASE_URL = recorder.baseUrl;
   ({ mesh, schema: meshSchema, sdk: sdkFor } = await loadMesh());
-  ctx = { app, tenant: await createTenant(app) };
+  ctx = { app, tenant: await createTenant(app), receiver };
 }, 120_000);
 
 afterAll(async () => {
   mesh?.destroy();
   await recorder?.stop();
+  await receiver?.close();
   await app?.close();
 });
 

@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, instantParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
 import { SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
 import type { Page } from "../../graphql/pagination.js";
 
@@ -75,7 +75,7 @@ export const customerRoutes = [
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createCustomer, headers: { location: `/public/v1/customers/${data.createCustomer.id}` } }),
     status: 201,
-    response: { description: "The customer", schema: CustomerSchema },
+    response: { description: "The customer", schema: CustomerSchema, headers: locationHeader("/public/v1/customers/{id}") },
   }),
   defineRoute<{ updateCustomer: CustomerBody }>({
     operationId: "updateCustomer",

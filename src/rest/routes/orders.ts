@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema, cursorParam, instantParam, limitParam, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema, cursorParam, instantParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
 import { ORDER_STATUSES } from "../../graphql/orders.js";
 import type { Page } from "../../graphql/pagination.js";
 
@@ -85,7 +85,7 @@ export const orderRoutes = [
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createOrder, headers: { location: `/public/v1/orders/${data.createOrder.id}` } }),
     status: 201,
-    response: { description: "The order", schema: OrderDetailSchema },
+    response: { description: "The order", schema: OrderDetailSchema, headers: locationHeader("/public/v1/orders/{id}") },
     errors: [409, 422],
   }),
   defineRoute<{ updateOrderStatus: OrderBody }>({

@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { OrderDetailSchema, SandboxOrderSchema, SeedResultSchema } from "../schemas.js";
+import { OrderDetailSchema, locationHeader, SandboxOrderSchema, SeedResultSchema } from "../schemas.js";
 import { ORDER_DETAIL_FIELDS } from "./orders.js";
 import type { SeedResult } from "../../sandbox/seed.js";
 
@@ -38,6 +38,6 @@ export const sandboxRoutes = [
     variables: ({ body }) => ({ scenario: (body as { scenario: string }).scenario.toUpperCase() }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,
-    response: { description: "The generated order", schema: OrderDetailSchema },
+    response: { description: "The generated order", schema: OrderDetailSchema, headers: locationHeader("/public/v1/orders/{id}") },
   }),
 ];
