@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Db } from "../db/prisma.js";
 import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation } from "../errors.js";
 import type { RouteMiddleware } from "./router.js";
-import type { RouteResult } from "./route.js";
+import { acceptsIdempotencyKey, type RouteResult } from "./route.js";
 
 /** Idempotency-Key on POST, PUT and PATCH (SPEC §4.9, DECISIONS §7). */
 
@@ -12,7 +12,6 @@ const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 const WAIT_MS = 10_000;
 /** An IN_PROGRESS record this old belongs to a process that died mid-request; it may be claimed again. */
 const ABANDONED_MS = 60_000;
-const MUTATING = new Set(["POST", "PUT", "PATCH"]);
 
 /** Key order does not change a JSON body's meaning, so it must not change its fingerprint. */
 export function canonicalJson(value: unknown): string {
@@ -42,7 +41,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function idempotency(db: Db): RouteMiddleware {
   return async ({ route, input, req }, next) => {
-    if (!MUTATING.has(route.method)) return next();
+    if (!acceptsIdempotencyKey(route)) return next();
     const header = req.headers["idempotency-key"];
     if (header === undefined) return next();
     const key = Array.isArray(header) ? header[0] : header;

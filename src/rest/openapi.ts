@@ -1,6 +1,6 @@
 import { STATUS_CODES } from "node:http";
 import * as restSchemas from "./schemas.js";
-import type { AnyRoute, JsonSchema } from "./route.js";
+import { acceptsIdempotencyKey, type AnyRoute, type JsonSchema } from "./route.js";
 import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
   HEADERS,
@@ -48,10 +48,6 @@ export interface OpenApiDocument {
 
 /** Statuses every route-table operation can answer (auth, validation, rate limit, failure). */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500];
-
-const WRITE_METHODS = new Set(["POST", "PUT", "PATCH"]);
-
-export const acceptsIdempotencyKey = (route: AnyRoute): boolean => route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);
 
 /** The error statuses a route documents: the common ones, the route's own, and those its shape implies. */
 export function errorStatuses(route: AnyRoute): number[] {

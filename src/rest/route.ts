@@ -42,7 +42,7 @@ export interface RestRoute<TData = Record<string, unknown>> {
   pathParams?: Record<string, JsonSchema>;
   query?: { properties: Record<string, JsonSchema>; required?: string[] };
   body?: JsonSchema;
-  /** Whether the route reads X-Request-Id from the caller as SPEC §4 describes (it is always echoed). */
+  /** Whether the route takes Idempotency-Key (default: POST, PUT and PATCH do, SPEC §4.9). */
   acceptsIdempotencyKey?: boolean;
   document: string;
   variables: (input: RouteInput) => Record<string, unknown>;
@@ -58,3 +58,9 @@ export function defineRoute<TData>(route: RestRoute<TData>): RestRoute<TData> {
 }
 
 export type AnyRoute = RestRoute<never>;
+
+const WRITE_METHODS = new Set<HttpMethod>(["POST", "PUT", "PATCH"]);
+
+/** The one rule for which routes take Idempotency-Key: the middleware and the OpenAPI document both ask it. */
+export const acceptsIdempotencyKey = (route: { method: HttpMethod; acceptsIdempotencyKey?: boolean }): boolean =>
+  route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);

@@ -4,7 +4,8 @@ import { loadConfig } from "../../src/config.js";
 import { ERROR_CATALOG } from "../../src/errors.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../src/events/types.js";
 import { PLATFORM_OPERATIONS } from "../../src/rest/openapi-platform.js";
-import { acceptsIdempotencyKey, buildOpenApi, COMMON_ERROR_STATUSES, operationIds } from "../../src/rest/openapi.js";
+import { acceptsIdempotencyKey } from "../../src/rest/route.js";
+import { buildOpenApi, COMMON_ERROR_STATUSES, operationIds } from "../../src/rest/openapi.js";
 import type { JsonSchema } from "../../src/rest/route.js";
 import { routes } from "../../src/rest/routes/index.js";
 

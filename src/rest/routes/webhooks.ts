@@ -43,7 +43,6 @@ export const webhookRoutes = [
       "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
     scope: "webhooks:manage",
     body: CreateWebhookEndpointBody,
-    acceptsIdempotencyKey: true,
     document: `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) {
       createWebhookEndpoint(input: $input) { id url events secret secretPrefix message } }`,
     variables: ({ body }) => ({ input: body }),
@@ -129,7 +128,6 @@ export const webhookRoutes = [
       "success makes it DELIVERED, failure returns a dead letter to DEAD_LETTER and anything else to FAILED, keeping any scheduled retries.",
     scope: "webhooks:manage",
     pathParams: { deliveryId: uuid },
-    acceptsIdempotencyKey: true,
     document: `mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.replayWebhookDelivery }),
@@ -178,7 +176,6 @@ export const webhookRoutes = [
       "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery.",
     scope: "webhooks:manage",
     pathParams: { id: uuid },
-    acceptsIdempotencyKey: true,
     document: `mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.testWebhookEndpoint }),
@@ -196,7 +193,6 @@ export const webhookRoutes = [
       "Returns a new secret, shown once. For 24 hours every delivery carries two signatures, t=…,v1=<new>,v1=<old>, so receivers can switch without missing one.",
     scope: "webhooks:manage",
     pathParams: { id: uuid },
-    acceptsIdempotencyKey: true,
     document: `mutation rotateWebhookEndpointSecret($id: ID!) {
       rotateWebhookEndpointSecret(id: $id) { id secret secretPrefix previousSecretExpiresAt message } }`,
     variables: ({ path }) => ({ id: path.id }),
