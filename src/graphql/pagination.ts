@@ -25,7 +25,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Builds the Prisma `where` that selects rows strictly after `cursorRow` in `sort` order:
- * (a > x) OR (a = x AND b > y) OR ... — the expanded form of a row comparison, which uses the sort index.
+ * a >= x AND ((a > x) OR (a = x AND b > y) OR ...) — the expanded form of a row comparison. The leading
+ * `a >= x` is implied by the OR, but only it can bound the index scan: without it PostgreSQL walks the sort index
+ * from the first row of the tenant and filters, so a page 500,000 rows deep read 500,000 index entries.
  */
 export function afterCursor(sort: SortKey[], cursorRow: Record<string, unknown>): Record<string, unknown> {
   const or = sort.map((key, i) => {
@@ -34,7 +36,8 @@ export function afterCursor(sort: SortKey[], cursorRow: Record<string, unknown>)
     clause[key.field] = { [key.direction === "asc" ? "gt" : "lt"]: cursorRow[key.field] };
     return clause;
   });
-  return { OR: or };
+  const [lead] = sort;
+  return { AND: [{ [lead.field]: { [lead.direction === "asc" ? "gte" : "lte"]: cursorRow[lead.field] } }, { OR: or }] };
 }
 
 export function orderByOf(sort: SortKey[]): Record<string, "asc" | "desc">[] {

@@ -1,0 +1,68 @@
+import type { Dataset } from "./lib/dataset.js";
+import type { Service } from "./lib/processes.js";
+import type { BenchTenant } from "./lib/tenants.js";
+import { runLoad, summarize, type LoadResult, type Run, type Target } from "./lib/load.js";
+import type { Measurement, Verdict } from "./lib/report.js";
+
+export interface Settings {
+  /** autocannon connections per load. */
+  connections: number;
+  /** Seconds of each measured load. */
+  seconds: number;
+  /** Measured loads per server: servers take turns, round after round, so drift on the machine hits all alike. */
+  rounds: number;
+  /** Seconds of unmeasured load per server first (JIT, pools, caches). */
+  warmup: number;
+}
+
+/** What every benchmark module gets from run.ts. */
+export interface BenchContext {
+  databaseUrl: string;
+  logDir: string;
+  /** The API process (`src/cli/start.ts --role api`) all read benchmarks and the webhook API use. */
+  api: Service;
+  /** Environment the API was started with; a benchmark that starts another API process reuses it. */
+  apiEnv: Record<string, string>;
+  dataset: Dataset;
+  /** PRODUCTION tenants, one per store (not the deep one). */
+  tenants: BenchTenant[];
+  /** Several Applications granted on the deep store. */
+  deepTenants: BenchTenant[];
+  /** SANDBOX tenants without orders, for webhook endpoints on 127.0.0.1. */
+  sandboxTenants: BenchTenant[];
+  settings: Settings;
+  say(line: string): void;
+}
+
+export interface ModuleResult {
+  verdicts: Verdict[];
+  measurements: Measurement[];
+  notes: string[];
+}
+
+export interface Contender {
+  name: string;
+  baseUrl: string;
+  targets: readonly Target[];
+}
+
+/** Runs the contenders side by side: a warm-up each, then `rounds` rounds in which they take turns. */
+export async function sideBySide(ctx: BenchContext, contenders: readonly Contender[]): Promise<Map<string, LoadResult>> {
+  const { connections, seconds, rounds, warmup } = ctx.settings;
+  for (const c of contenders) await runLoad({ baseUrl: c.baseUrl, targets: c.targets, connections, seconds: warmup });
+  const runs = new Map<string, Run[]>(contenders.map((c) => [c.name, []]));
+  for (let r = 0; r < rounds; r++) {
+    // Rotate who goes first, so no contender always follows the same one.
+    const order = contenders.map((_, i) => contenders[(i + r) % contenders.length]);
+    for (const c of order) runs.get(c.name)?.push(await runLoad({ baseUrl: c.baseUrl, targets: c.targets, connections, seconds }));
+  }
+  return new Map([...runs].map(([name, list]) => [name, summarize(list)]));
+}
+
+/** Interleaves per-tenant lists so consecutive requests belong to different tenants. */
+export function interleave<T>(lists: readonly (readonly T[])[]): T[] {
+  const out: T[] = [];
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  for (let i = 0; i < longest; i++) for (const l of lists) if (i < l.length) out.push(l[i]);
+  return out;
+}

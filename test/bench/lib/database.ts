@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { startEmbeddedPostgres } from "../../../src/db/embedded.js";
+import { migrate } from "../../../src/db/migrate.js";
+import { createLogger } from "../../../src/log.js";
+
+export interface BenchDatabase {
+  /** The fresh, migrated database every process of the run uses. */
+  url: string;
+  /** Where it runs, for the report. */
+  description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Server settings for the embedded cluster: reads stay in memory (the machine has RAM to spare), checkpoints do
+ * not interrupt the data load, and index builds skip WAL (wal_level=minimal). Settings that change commit latency
+ * (fsync, synchronous_commit) stay at their defaults, because the delivery benchmarks measure commits.
+ */
+const EMBEDDED_SETTINGS: [string, string][] = [
+  ["shared_buffers", "1GB"],
+  ["effective_cache_size", "4GB"],
+  ["max_connections", "300"],
+  ["max_wal_size", "8GB"],
+  ["checkpoint_timeout", "30min"],
+  ["maintenance_work_mem", "512MB"],
+  ["wal_level", "minimal"],
+  ["max_wal_senders", "0"],
+  ["jit", "off"],
+];
+
+/**
+ * A fresh database for one run: on BENCH_DATABASE_URL's server when set (a new database beside the one named,
+ * dropped at the end), otherwise on an embedded PostgreSQL in a temporary directory, removed at the end.
+ * Migrated with the project's own migrator, as `npm start` does.
+ */
+export async function openBenchDatabase(): Promise<BenchDatabase> {
+  const given = process.env.BENCH_DATABASE_URL;
+  if (given) {
+    const name = `partner_bench_${randomBytes(4).toString("hex")}`;
+    await adminQuery(given, `create database ${name}`);
+    const url = new URL(given);
+    url.pathname = `/${name}`;
+    const close = () => adminQuery(given, `drop database if exists ${name} with (force)`);
+    await migrate(url.toString()).catch(async (e: unknown) => {
+      await close();
+      throw e;
+    });
+    return { url: url.toString(), description: `PostgreSQL at ${url.host} (BENCH_DATABASE_URL)`, close };
+  }
+  const dir = await mkdtemp(join(tmpdir(), "partner-bench-pg-"));
+  let stop = async () => undefined as void;
+  const close = async () => {
+    await stop().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const flags = EMBEDDED_SETTINGS.flatMap(([k, v]) => ["-c", `${k}=${v}`]);
+    const embedded = await startEmbeddedPostgres(dir, createLogger("silent"), { postgresFlags: flags });
+    stop = embedded.stop;
+    await migrate(embedded.url);
+    const version = await serverVersion(embedded.url);
+    const settings = EMBEDDED_SETTINGS.filter(([k]) => ["shared_buffers", "wal_level"].includes(k)).map(([k, v]) => `${k}=${v}`);
+    return { url: embedded.url, description: `embedded PostgreSQL ${version} (${settings.join(", ")}, fsync and synchronous_commit on)`, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ server_version: string }>("show server_version");
+    return rows[0].server_version.split(" ")[0];
+  } finally {
+    await client.end();
+  }
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}

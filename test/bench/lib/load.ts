@@ -1,0 +1,82 @@
+import autocannon from "autocannon";
+
+/** One request of a load: a path and whose token it carries. */
+export interface Target {
+  path: string;
+  token: string;
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  /** Milliseconds, from every 2xx response's own timing (autocannon's histogram rounds to whole ms). */
+  p50: number;
+  p99: number;
+  /** Responses other than 2xx, and connection errors: any of them makes the figure suspect. */
+  failures: number;
+}
+
+/** A measured run: its latencies (ms, 2xx only) and what went wrong. */
+export interface Run {
+  latencies: number[];
+  seconds: number;
+  failures: number;
+}
+
+export interface LoadOptions {
+  baseUrl: string;
+  targets: readonly Target[];
+  connections: number;
+  seconds: number;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * Closed-loop load with autocannon: `connections` keep-alive connections, each sending its next request as soon
+ * as the previous answer arrived, cycling through `targets` (so requests spread over many tenants' tokens).
+ */
+export function runLoad(opts: LoadOptions): Promise<Run> {
+  let next = 0;
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: opts.baseUrl,
+        connections: opts.connections,
+        duration: opts.seconds,
+        timeout: 10,
+        requests: [
+          {
+            setupRequest: (req) => {
+              const t = opts.targets[next++ % opts.targets.length];
+              return { ...req, method: "GET", path: t.path, headers: { ...req.headers, authorization: `Bearer ${t.token}` } };
+            },
+          },
+        ],
+      },
+      (err, result) => (err ? reject(err) : resolve({ latencies, seconds: result.duration, failures: result.non2xx + result.errors })),
+    );
+    instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+}
+
+/** Several runs of one target as one: requests and time add up, latencies are pooled. */
+export function summarize(runs: readonly Run[]): LoadResult {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const seconds = runs.reduce((s, r) => s + r.seconds, 0);
+  return {
+    requests: latencies.length,
+    seconds,
+    rps: latencies.length / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    failures: runs.reduce((s, r) => s + r.failures, 0),
+  };
+}

