@@ -7,7 +7,7 @@ import { fmt } from "./lib/report.js";
  * lies 500,000 orders deep in one store, against the first page of the same store, through the full stack.
  */
 
-export const DEEP_OFFSET = 500_000;
+const DEEP_OFFSET = 500_000;
 const CURSORS = 10;
 
 export async function benchDeepPage(ctx: BenchContext): Promise<ModuleResult> {

@@ -58,39 +58,43 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
     ];
     const servers = [ctx.api, pgBaseline, prismaBaseline];
     const rss = watchRss(ctx.api);
-    for (const route of routes) {
-      ctx.say(`${route.name}: ${route.targets.length} distinct requests over ${ctx.tenants.length} tenants`);
-      const mismatch = await sameAnswers(servers, route.targets.slice(0, 20));
-      if (mismatch) notes.push(`${route.short}: ${mismatch}`);
-      const contenders: Contender[] = [
-        { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets },
-        { name: "(a) node:http + pg", baseUrl: pgBaseline.baseUrl, targets: route.targets },
-        { name: "(b) node:http + Prisma", baseUrl: prismaBaseline.baseUrl, targets: route.targets },
-      ];
-      const results = await sideBySide(ctx, contenders);
-      for (const c of contenders) {
-        const r = results.get(c.name);
-        if (!r) continue;
-        measurements.push({ benchmark: route.short, server: c.name, ...r });
-        ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}, failures ${r.failures}`);
+    let peak: number;
+    try {
+      for (const route of routes) {
+        ctx.say(`${route.name}: ${route.targets.length} distinct requests over ${ctx.tenants.length} tenants`);
+        const mismatch = await sameAnswers(servers, route.targets.slice(0, 20));
+        if (mismatch) notes.push(`${route.short}: ${mismatch}`);
+        const contenders: Contender[] = [
+          { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets },
+          { name: "(a) node:http + pg", baseUrl: pgBaseline.baseUrl, targets: route.targets },
+          { name: "(b) node:http + Prisma", baseUrl: prismaBaseline.baseUrl, targets: route.targets },
+        ];
+        const results = await sideBySide(ctx, contenders);
+        for (const c of contenders) {
+          const r = results.get(c.name);
+          if (!r) continue;
+          measurements.push({ benchmark: route.short, server: c.name, ...r });
+          ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}, failures ${r.failures}`);
+        }
+        const ours = results.get("façade");
+        for (const [baseline, goal] of [["(a) node:http + pg", 0.5], ["(b) node:http + Prisma", 0.9]] as const) {
+          const theirs = results.get(baseline);
+          if (!ours || !theirs) continue;
+          const ratio = ours.rps / theirs.rps;
+          const clean = ours.failures === 0 && theirs.failures === 0 && !mismatch;
+          verdicts.push({
+            benchmark: `${route.name} throughput`,
+            figure: `${fmt.ratio(ratio)} (${fmt.int(ours.rps)} vs ${fmt.int(theirs.rps)} req/s; p50 ${fmt.ms(ours.p50)} vs ${fmt.ms(theirs.p50)}, p99 ${fmt.ms(ours.p99)} vs ${fmt.ms(theirs.p99)})`,
+            against: baseline,
+            value: ratio,
+            goal: `≥ ${goal}×`,
+            pass: clean && ratio >= goal,
+          });
+        }
       }
-      const ours = results.get("façade");
-      for (const [baseline, goal] of [["(a) node:http + pg", 0.5], ["(b) node:http + Prisma", 0.9]] as const) {
-        const theirs = results.get(baseline);
-        if (!ours || !theirs) continue;
-        const ratio = ours.rps / theirs.rps;
-        const clean = ours.failures === 0 && theirs.failures === 0 && !mismatch;
-        verdicts.push({
-          benchmark: `${route.name} throughput`,
-          figure: `${fmt.ratio(ratio)} (${fmt.int(ours.rps)} vs ${fmt.int(theirs.rps)} req/s; p50 ${fmt.ms(ours.p50)} vs ${fmt.ms(theirs.p50)}, p99 ${fmt.ms(ours.p99)} vs ${fmt.ms(theirs.p99)})`,
-          against: baseline,
-          value: ratio,
-          goal: `≥ ${goal}×`,
-          pass: clean && ratio >= goal,
-        });
-      }
+    } finally {
+      peak = rss.stop();
     }
-    const peak = rss.stop();
     verdicts.push({
       benchmark: "Resident memory of one API process under the read load",
       figure: `${peak.toFixed(0)} MiB peak`,

@@ -9,11 +9,12 @@ import { serviceArgs, startService, stopAll } from "./lib/processes.js";
 import { createApplications, createSandboxStores, fetchTokens, type TenantPlan } from "./lib/tenants.js";
 import { markdown, verdictTable, writeReport, type Report } from "./lib/report.js";
 import { prepareDeliveries } from "./lib/webhooks.js";
+import { startReceiver } from "./lib/receiver.js";
 import type { BenchContext, ModuleResult, Settings } from "./context.js";
 import { benchReads } from "./reads.js";
 import { benchDeepPage } from "./deep-page.js";
-import { benchDeliveryLatency } from "./delivery-latency.js";
-import { benchDeliveryThroughput } from "./delivery-throughput.js";
+import { benchDeliveryLatency, queueLatency } from "./delivery-latency.js";
+import { benchDeliveryThroughput, queueThroughput } from "./delivery-throughput.js";
 import { profileApi } from "./profile.js";
 
 /**
@@ -26,7 +27,8 @@ import { profileApi } from "./profile.js";
  *   npm run bench -- --only reads,deep,profile,latency,throughput
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
- * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600).
+ * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600),
+ * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts).
  */
 
 const MODULES = ["reads", "deep", "profile", "latency", "throughput"] as const;
@@ -51,11 +53,12 @@ const settings: Settings = {
   connections: envNumber("BENCH_CONNECTIONS", 16),
   seconds: envNumber("BENCH_SECONDS", quick ? 3 : 6),
   rounds: envNumber("BENCH_ROUNDS", quick ? 1 : 2),
-  warmup: quick ? 1 : 3,
+  warmup: quick ? 1 : 2,
 };
 const datasetOptions: DatasetOptions = quick ? { stores: 250, deepOrders: 520_000, ordersPerStore: 100 } : DEFAULT_DATASET;
 const latencySeconds = quick ? 5 : 15;
 const throughputSeconds = quick ? 10 : 60;
+const throughputBaselineSeconds = quick ? 5 : 10;
 const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 1600);
 const profileSeconds = quick ? 3 : 8;
 
@@ -135,12 +138,20 @@ async function main(): Promise<void> {
   if (wants("deep")) results.push(await timed("deep page", () => benchDeepPage(ctx)));
   if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
   if (wants("latency") || wants("throughput")) {
-    const setup = await prepareDeliveries(ctx);
+    const receiver = await startReceiver();
     try {
-      if (wants("latency")) results.push(await timed("delivery latency", () => benchDeliveryLatency(ctx, setup, latencySeconds)));
-      if (wants("throughput")) results.push(await timed("delivery throughput", () => benchDeliveryThroughput(ctx, setup, throughputSeconds, deliveryRate)));
+      // The queue baselines first: the service's worker, once started, would treat their locked jobs as abandoned.
+      const queueLatencyRun = wants("latency") ? await timed("queue latency", () => queueLatency(ctx, receiver, latencySeconds)) : null;
+      const queueThroughputRun = wants("throughput") ? await timed("queue throughput", () => queueThroughput(ctx, receiver, throughputBaselineSeconds, deliveryRate)) : null;
+      const setup = await prepareDeliveries(ctx, receiver);
+      if (queueLatencyRun) results.push(await timed("delivery latency", () => benchDeliveryLatency(ctx, receiver, setup, latencySeconds, queueLatencyRun)));
+      if (queueThroughputRun) results.push(await timed("delivery throughput", () => benchDeliveryThroughput(ctx, receiver, setup, throughputSeconds, deliveryRate, queueThroughputRun)));
+      if (setup.available) await setup.worker.stop();
+      if (receiver.badSignatures || receiver.duplicates) {
+        results.push({ verdicts: [], measurements: [], notes: [`receiver: ${receiver.badSignatures} deliveries with a bad signature, ${receiver.duplicates} duplicates`] });
+      }
     } finally {
-      if (setup.available) await setup.close();
+      await receiver.close();
     }
   }
   phase.total = (performance.now() - t0) / 1000;
@@ -166,11 +177,12 @@ main()
   .catch(async (e: unknown) => {
     process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     if (logDir) {
-      for (const name of ["api", "worker", "baseline-pg", "baseline-prisma", "api-profiled"]) {
+      for (const name of ["api", "worker", "baseline-pg", "baseline-prisma", "api-profiled", "queue-baseline"]) {
         const text = await readFile(join(logDir, `${name}.log`), "utf8").catch(() => "");
         if (text) process.stderr.write(`--- last lines of ${name}.log\n${text.split("\n").slice(-15).join("\n")}\n`);
       }
     }
     process.exitCode = 1;
   })
-  .finally(() => cleanup());
+  // Exit even if a timer or socket of a failed module is still open.
+  .finally(() => cleanup().finally(() => process.exit()));

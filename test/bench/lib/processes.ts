@@ -19,6 +19,8 @@ export interface Service {
   logFile: string;
   /** performance.now() just before the process was spawned. */
   spawnedAt: number;
+  /** Resolves with the exit code when the process ends. */
+  exited: Promise<number | null>;
   /** Resident set size in MiB, from /proc. */
   rssMiB(): number;
   stop(): Promise<number | null>;
@@ -54,6 +56,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     baseUrl: "",
     logFile,
     spawnedAt,
+    exited,
     rssMiB: () => rssMiB(child.pid ?? 0),
     async stop() {
       running.delete(service);
@@ -84,7 +87,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
   }
 }
 
-export function rssMiB(pid: number): number {
+function rssMiB(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);

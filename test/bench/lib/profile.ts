@@ -26,8 +26,10 @@ export interface ProfileSummary {
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** node_modules/<pkg> (scoped too), our top-level directory, Node's internals, or V8's pseudo-frames. */
-export function areaOf(url: string, functionName: string): string {
+function areaOf(url: string, functionName: string): string {
   if (!url) return functionName.startsWith("(") ? functionName : "(native)";
+  // The API's only WebAssembly is Prisma's query compiler.
+  if (url.startsWith("wasm:")) return "wasm (Prisma query compiler)";
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
   if (url.startsWith("node:")) return "node internals";

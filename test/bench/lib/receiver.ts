@@ -6,7 +6,8 @@ import { computeSignature } from "../../../src/webhooks/signing.js";
 /**
  * A webhook receiver on 127.0.0.1 for the delivery benchmarks. It checks every delivery's X-Service-Signature
  * against the endpoint's secret (SPEC §6.3) on the raw body, and records when each event id first arrived
- * (performance.now(), the clock the producer stamps commits with). Answers 200 at once.
+ * in epoch milliseconds with sub-millisecond resolution (performance.timeOrigin + now(), which the producer
+ * process stamps its commits with too). Answers 200 at once.
  */
 export interface Receiver {
   url(path: string): string;
@@ -41,7 +42,7 @@ export async function startReceiver(): Promise<Receiver> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const at = performance.now();
+      const at = performance.timeOrigin + performance.now();
       const body = Buffer.concat(chunks).toString("utf8");
       const signature = req.headers["x-service-signature"];
       if (!signatureValid(typeof signature === "string" ? signature : undefined, secrets.get(req.url ?? ""), body)) state.badSignatures++;

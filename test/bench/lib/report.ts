@@ -52,7 +52,7 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
   );
 }
 
-export function measurementTable(measurements: readonly Measurement[]): string {
+function measurementTable(measurements: readonly Measurement[]): string {
   return markdownTable(
     ["benchmark", "server", "requests", "req/s", "p50", "p99", "failures"],
     measurements.map((m) => [m.benchmark, m.server, fmt.int(m.requests), fmt.int(m.rps), fmt.ms(m.p50), fmt.ms(m.p99), String(m.failures)]),
