@@ -75,9 +75,13 @@ export async function migrate(connectionString: string, log?: Logger, dir = MIGR
   return applied;
 }
 
+// The files ship with the process: read them once, not on every readiness probe.
+let expectedMigrations: Promise<Migration[]> | null = null;
+
 /** True when every migration file has been applied (used by /readyz). */
 export async function migrationsApplied(query: (sql: string) => Promise<{ rows: { name: string }[] }>): Promise<boolean> {
-  const expected = await readMigrations();
+  expectedMigrations ??= readMigrations();
+  const expected = await expectedMigrations;
   const { rows } = await query("select name from _migrations");
   const have = new Set(rows.map((r) => r.name));
   return expected.every((m) => have.has(m.name));
