@@ -1,5 +1,5 @@
+import { freePort } from "../../src/db/embedded.js";
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import type { ApiResponse } from "../helpers/tenants.js";
@@ -25,17 +25,6 @@ export async function startOfFreshMinute(neededSeconds: number): Promise<void> {
   if (left < neededSeconds) await new Promise((r) => setTimeout(r, left * 1000 + 200));
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface ApiProcess {
   child: ChildProcess;
