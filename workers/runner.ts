@@ -4,6 +4,7 @@ import type { Services } from "../src/services.js";
 import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
+import { workerTuning } from "./tuning.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
@@ -14,9 +15,8 @@ export async function startWorker(services: Services, databaseUrl: string, metri
   const recovery = await startCrashRecovery(services, databaseUrl);
   const runner = await run({
     pgPool,
-    concurrency: services.config.WORKER_CONCURRENCY,
+    ...workerTuning(services.config.WORKER_CONCURRENCY),
     noHandleSignals: true,
-    pollInterval: 1000,
     taskList: taskList(services),
     crontab: CRONTAB,
     logger: new WorkerLogger((scope) => (level, message, meta) => {

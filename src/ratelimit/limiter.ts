@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { remaining, slotFreesAt, type WindowState } from "./window.js";
+import { ASYNC_COMMIT } from "../db/async-commit.js";
 
 export type SubjectKind = "store" | "application" | "token";
 
@@ -28,14 +29,14 @@ export interface Decision {
  * first admitted the request, so a request refused by its store never touches the Application's row. The
  * `ON CONFLICT ... WHERE` runs on the locked, latest row version, which is what makes concurrent API processes
  * exact. The clock is the database's (`statement_timestamp()`), shared by every process; tests pass `$3`.
- * The statement commits asynchronously (`synchronous_commit` off for its own transaction only): a counter needs no
- * WAL flush before the answer, and a database crash can at worst forget the last fraction of a second of counts.
+ * The statement commits asynchronously (ASYNC_COMMIT): a counter needs no WAL flush before the answer, and a
+ * database crash can at worst forget the last fraction of a second of counts.
  */
 const TAKE_SQL = `
 WITH clock AS MATERIALIZED (
   SELECT t, to_timestamp(floor(extract(epoch FROM t) / 60) * 60) AS cur
   FROM (SELECT coalesce($3::timestamptz, statement_timestamp()) AS t) x
-  CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) relaxed
+  CROSS JOIN ${ASYNC_COMMIT}
 ),
 s AS MATERIALIZED (
   SELECT u.ord, u.subject, u.lim, c.t, c.cur,

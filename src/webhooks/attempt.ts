@@ -1,3 +1,5 @@
+import DataLoader from "dataloader";
+import type pg from "pg";
 import type { Services } from "../services.js";
 import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
 import { sendWebhook, type SendWebhookResult } from "./send.js";
@@ -5,6 +7,7 @@ import { deliveryHeaders, envelopeBody } from "./message.js";
 import { DELIVER_TASK, scheduledJobKey, type DeliverPayload } from "./jobs.js";
 import type { WebhookDeliveryStatus } from "../db/prisma.js";
 import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryDelayMs } from "./policy.js";
+import { ASYNC_COMMIT } from "../db/async-commit.js";
 
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
@@ -23,7 +26,8 @@ export type AttemptOutcome =
 
 const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
 
-interface Claimed {
+/** What a claim returns: everything an attempt needs to send. */
+export interface Claimed {
   eventId: string;
   eventType: string;
   nextAttemptAt: Date | null;
@@ -42,10 +46,11 @@ interface Claimed {
 // The scheduled claim succeeds once per due time: it stamps lastAttemptAt, and another claim for the same
 // dueAt only passes once that stamp is older than the lease (the worker that made it died). Replays and tests
 // are extra attempts and claim unconditionally (their stamp can hold back an overdue scheduled attempt for
-// one lease). INACTIVE endpoints are never claimed.
+// one lease). INACTIVE endpoints are never claimed. Claims and records commit asynchronously (ASYNC_COMMIT): the
+// job's completion, committed after them, flushes them; losing them in a database crash re-runs the attempt.
 const CLAIM = `
 update "WebhookDelivery" d set "lastAttemptAt" = now(), "updatedAt" = now()
-from "WebhookEndpoint" e, "Event" ev, "Store" s
+from "WebhookEndpoint" e, "Event" ev, "Store" s, ${ASYNC_COMMIT}
 where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."storeId"
   and e.status <> 'INACTIVE'
   and ($2::timestamptz is null or (
@@ -62,7 +67,7 @@ returning d."eventId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "s
 async function claim(services: Services, req: AttemptRequest): Promise<Claimed | null> {
   const dueAt = req.trigger === "SCHEDULED" ? req.dueAt : null;
   const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
-  const { rows } = await services.pool.query<Claimed>(CLAIM, [req.deliveryId, dueAt, lease, MAX_SCHEDULED_ATTEMPTS]);
+  const { rows } = await services.pool.query<Claimed>({ name: "webhook_claim", text: CLAIM, values: [req.deliveryId, dueAt, lease, MAX_SCHEDULED_ATTEMPTS] });
   return rows[0] ?? null;
 }
 
@@ -139,46 +144,111 @@ function decide(req: AttemptRequest, c: Claimed, succeeded: boolean, schedule: r
   return { status: c.chainExhausted && c.nextAttemptAt === null ? "DEAD_LETTER" : "FAILED", next: "keep", delayMs: 0, deadLetter: false };
 }
 
-// One statement: the delivery's new state, the attempt row, the endpoint's health and the next scheduled job
-// commit together. The endpoint row is shared by all its deliveries, so a success only writes it when
-// something changes (or lastSuccessAt is over a second old) to keep a busy endpoint from being a hot row.
+// Records every attempt that ended in the same tick in one statement, prepared once per connection (planning
+// these CTEs costs more than running them): each delivery's new state, its attempt row, its endpoint's health
+// and its next scheduled job commit together. $1 is a JSON array of RecordRow; a delivery appears once per batch.
+// An endpoint's row is shared by all its deliveries, so it is written once per batch, and a batch of successes
+// only writes it when something changes (or lastSuccessAt is over a second old) to keep it from being a hot row;
+// within one batch a success outweighs failures (the endpoint answered).
 const RECORD = `
-with delivery as (
+with input as (
+  select * from jsonb_to_recordset($1::jsonb) as i(
+    ord int, id uuid, status "WebhookDeliveryStatus", http_status int, last_error text, duration_ms int, next text, delay_ms int,
+    trigger "WebhookAttemptTrigger", succeeded boolean, error text, headers jsonb, body text, excerpt text, started_at timestamptz,
+    dead_letter boolean, next_step int, job_key text)
+), delivery as (
   update "WebhookDelivery" d set
-    status = $2::"WebhookDeliveryStatus",
+    status = i.status,
     attempts = d.attempts + 1,
-    "httpStatus" = $3::int,
-    "lastError" = $4::text,
-    "requestDurationMs" = $5::int,
-    "nextAttemptAt" = case $6::text when 'schedule' then now() + $7::int * interval '1 millisecond' when 'clear' then null else d."nextAttemptAt" end,
+    "httpStatus" = i.http_status,
+    "lastError" = i.last_error,
+    "requestDurationMs" = i.duration_ms,
+    "nextAttemptAt" = case i.next when 'schedule' then now() + i.delay_ms * interval '1 millisecond' when 'clear' then null else d."nextAttemptAt" end,
     "updatedAt" = now()
-  where d.id = $1
-  returning d.id, d."endpointId", d.attempts, d."nextAttemptAt"
+  from input i, ${ASYNC_COMMIT}
+  where d.id = i.id
+  returning d.id, d."endpointId", d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
+    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at, i.dead_letter
 ), attempt as (
   insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "responseExcerpt", "startedAt")
-  select gen_random_uuid(), delivery.id, delivery.attempts, $8::"WebhookAttemptTrigger", $9::boolean, $3::int, $5::int, $10::text, $11::jsonb, $12::text, $13::text, $14::timestamptz
-  from delivery
+  select gen_random_uuid(), d.id, d.attempts, d.trigger, d.succeeded, d.http_status, d.duration_ms, d.error, d.headers, d.body, d.excerpt, d.started_at
+  from delivery d
+), outcome as (
+  select "endpointId" as id, bool_or(succeeded) as ok, count(*) filter (where not succeeded) as failures, bool_or(dead_letter) as dead
+  from delivery group by "endpointId"
 ), endpoint as (
   update "WebhookEndpoint" e set
-    "failureCount" = case when $9::boolean then 0 else e."failureCount" + 1 end,
-    "lastSuccessAt" = case when $9::boolean then now() else e."lastSuccessAt" end,
+    "failureCount" = case when o.ok then 0 else e."failureCount" + o.failures end,
+    "lastSuccessAt" = case when o.ok then now() else e."lastSuccessAt" end,
     status = case
-      when $9::boolean and e.status = 'FAILED' then 'ACTIVE'::"WebhookEndpointStatus"
-      when $15::boolean and e.status = 'ACTIVE' then 'FAILED'::"WebhookEndpointStatus"
+      when o.ok and e.status = 'FAILED' then 'ACTIVE'::"WebhookEndpointStatus"
+      when not o.ok and o.dead and e.status = 'ACTIVE' then 'FAILED'::"WebhookEndpointStatus"
       else e.status end,
     "updatedAt" = now()
-  from delivery
-  where e.id = delivery."endpointId"
-    and (not $9::boolean or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
+  from outcome o
+  where e.id = o.id
+    and (not o.ok or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
 )
-select delivery.attempts,
-  case when $6::text = 'schedule' then (graphile_worker.add_job(
-    $16::text,
-    json_build_object('deliveryId', delivery.id, 'trigger', 'SCHEDULED', 'step', $17::int, 'dueAt', delivery."nextAttemptAt"),
-    run_at := delivery."nextAttemptAt",
-    job_key := $18::text
+select d.ord, d.attempts,
+  case when d.next = 'schedule' then (graphile_worker.add_job(
+    $2::text,
+    json_build_object('deliveryId', d.id, 'trigger', 'SCHEDULED', 'step', d.next_step, 'dueAt', d."nextAttemptAt"),
+    run_at := d."nextAttemptAt",
+    job_key := d.job_key
   )).id end as "jobId"
-from delivery`;
+from delivery d`;
+
+/** One attempt's outcome, as RECORD reads it. */
+interface RecordRow {
+  id: string;
+  status: WebhookDeliveryStatus;
+  http_status: number | null;
+  last_error: string | null;
+  duration_ms: number;
+  next: Decision["next"];
+  delay_ms: number;
+  trigger: AttemptRequest["trigger"];
+  succeeded: boolean;
+  error: string | null;
+  headers: Record<string, string>;
+  body: string;
+  excerpt: string | null;
+  started_at: Date;
+  dead_letter: boolean;
+  next_step: number;
+  job_key: string;
+}
+
+/** Runs RECORD for a batch; a delivery recorded twice in one tick (a replay beside a retry) goes in a later round. */
+async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Promise<(number | null)[]> {
+  const attempts: (number | null)[] = rows.map(() => null);
+  let pending = rows.map((row, ord) => ({ ...row, ord }));
+  while (pending.length > 0) {
+    const ids = new Set<string>();
+    const round: typeof pending = [];
+    const later: typeof pending = [];
+    for (const row of pending) {
+      (ids.has(row.id) ? later : round).push(row);
+      ids.add(row.id);
+    }
+    pending = later;
+    const { rows: recorded } = await pool.query<{ ord: number; attempts: number }>({ name: "webhook_record", text: RECORD, values: [JSON.stringify(round), DELIVER_TASK] });
+    for (const r of recorded) attempts[r.ord] = r.attempts;
+  }
+  return attempts;
+}
+
+// One batcher per pool: the attempts that end in the same tick share a statement (DataLoader for its batching
+// only; nothing is cached).
+const recorders = new WeakMap<pg.Pool, DataLoader<RecordRow, number | null>>();
+function recorder(pool: pg.Pool): DataLoader<RecordRow, number | null> {
+  let loader = recorders.get(pool);
+  if (!loader) {
+    loader = new DataLoader((rows) => recordBatch(pool, rows), { cache: false, maxBatchSize: 200 });
+    recorders.set(pool, loader);
+  }
+  return loader;
+}
 
 /** lastError: the failure, then as much of the receiver's answer as was read (up to 4 KiB). */
 function lastErrorOf(result: SendWebhookResult): string | null {
@@ -190,35 +260,38 @@ function lastErrorOf(result: SendWebhookResult): string | null {
 async function record(services: Services, req: AttemptRequest, c: Claimed, sent: Sent): Promise<AttemptOutcome> {
   const { result } = sent;
   const d = decide(req, c, result.ok, services.config.WEBHOOK_RETRY_SCHEDULE);
-  const nextStep = req.trigger === "SCHEDULED" ? req.step + 1 : 0;
-  const { rows } = await services.pool.query<{ attempts: number }>(RECORD, [
-    req.deliveryId,
-    d.status,
-    result.status,
-    lastErrorOf(result),
-    result.durationMs,
-    d.next,
-    d.delayMs,
-    req.trigger,
-    result.ok,
-    result.error,
-    JSON.stringify(sent.headers),
-    sent.body,
-    result.responseExcerpt,
-    c.startedAt,
-    d.deadLetter,
-    DELIVER_TASK,
-    nextStep,
-    scheduledJobKey(req.deliveryId),
-  ]);
+  const attempts = await recorder(services.pool).load({
+    id: req.deliveryId,
+    status: d.status,
+    http_status: result.status,
+    last_error: lastErrorOf(result),
+    duration_ms: result.durationMs,
+    next: d.next,
+    delay_ms: d.delayMs,
+    trigger: req.trigger,
+    succeeded: result.ok,
+    error: result.error,
+    headers: sent.headers,
+    body: sent.body,
+    excerpt: result.responseExcerpt,
+    started_at: c.startedAt,
+    dead_letter: d.deadLetter,
+    next_step: req.trigger === "SCHEDULED" ? req.step + 1 : 0,
+    job_key: scheduledJobKey(req.deliveryId),
+  });
   // The delivery vanished mid-attempt (its endpoint was deleted): nothing left to record against.
-  if (!rows[0]) return { kind: "skipped", reason: "gone" };
-  return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: rows[0].attempts };
+  if (attempts === null) return { kind: "skipped", reason: "gone" };
+  return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: attempts };
+}
+
+/** Sends and records an attempt someone already claimed (the fan-out claims first attempts as it creates them). */
+export async function attemptClaimed(services: Services, req: AttemptRequest, claimed: Claimed): Promise<AttemptOutcome> {
+  const sent = await send(services, req.deliveryId, claimed);
+  return record(services, req, claimed, sent);
 }
 
 export async function runAttempt(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
   const claimed = await claim(services, req);
   if (!claimed) return explainUnclaimed(services, req);
-  const sent = await send(services, req.deliveryId, claimed);
-  return record(services, req, claimed, sent);
+  return attemptClaimed(services, req, claimed);
 }

@@ -5,7 +5,6 @@ import { createApplication, createGrant } from "../../src/admin/operations.js";
 import { emitEvent } from "../../src/events/outbox.js";
 import { fanOutEvent } from "../../src/webhooks/fan-out.js";
 import { runAttempt } from "../../src/webhooks/attempt.js";
-import { assertDeliverPayload } from "../../src/webhooks/jobs.js";
 import { destroyWebhookAgents } from "../../src/webhooks/send.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 
@@ -43,16 +42,15 @@ async function register(t: Tenant, path: string, events: string[] = ["order.crea
   return res.body as { id: string; secret: string };
 }
 
-/** Emits an event and fans it out inline: PENDING deliveries with their first job queued (no worker runs). */
+/** Emits an event and fans it out inline: PENDING deliveries, not attempted (no worker runs). */
 async function emitAndFanOut(storeId: string, type: "order.created" | "customer.created" = "order.created"): Promise<string> {
-  const event = await app.services.db.$transaction((tx) => emitEvent(tx, storeId, type, { orderId: "o-1", status: "PENDING" }));
-  await fanOutEvent(app.services.pool, event.id);
-  return event.id;
+  return (await emitAndFanOutWithAttempts(storeId, type)).eventId;
 }
 
-async function jobPayload(key: string): Promise<unknown> {
-  const { rows } = await app.services.pool.query<{ payload: unknown }>("select payload from graphile_worker._private_jobs where key = $1", [key]);
-  return rows[0]?.payload;
+/** The same, with the first attempts the fan-out hands back (what a worker would run). */
+async function emitAndFanOutWithAttempts(storeId: string, type: "order.created" | "customer.created" = "order.created") {
+  const event = await app.services.db.$transaction((tx) => emitEvent(tx, storeId, type, { orderId: "o-1", status: "PENDING" }));
+  return { eventId: event.id, attempts: await fanOutEvent(app.services.pool, event.id) };
 }
 
 const ENDPOINT_KEYS = ["events", "failureCount", "id", "lastSuccessAt", "secretPrefix", "status", "url"];
@@ -271,24 +269,31 @@ describe("deliveries list", () => {
 });
 
 describe("fan-out and attempt claims", () => {
-  it("a re-run fan-out creates nothing more, and each delivery has exactly one queued job", async () => {
+  it("a re-run fan-out creates nothing more and hands back the deliveries never attempted, then nothing", async () => {
     const t = await createTenant(app);
     const endpoint = await register(t, "/fan-out-rerun");
-    const eventId = await emitAndFanOut(t.storeId);
-    expect(await fanOutEvent(app.services.pool, eventId)).toBe(0);
+    const { eventId, attempts } = await emitAndFanOutWithAttempts(t.storeId);
     const deliveries = await app.services.db.webhookDelivery.findMany({ where: { eventId } });
     expect(deliveries.map((d) => d.endpointId)).toEqual([endpoint.id]);
-    const { rows } = await app.services.pool.query("select key from graphile_worker.jobs where task_identifier = 'deliver_webhook' and key = $1", [`deliver:${deliveries[0].id}`]);
-    expect(rows).toHaveLength(1);
+    expect(attempts).toEqual([{ deliveryId: deliveries[0].id, trigger: "SCHEDULED", step: 1, dueAt: deliveries[0].nextAttemptAt?.toISOString() }]);
+    // No job per delivery: the fan-out job runs the first attempts itself.
+    const { rows } = await app.services.pool.query("select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook' and key = $1", [`deliver:${deliveries[0].id}`]);
+    expect(rows).toHaveLength(0);
+
+    // A re-run (the worker died before recording the attempt) creates nothing new and hands the delivery back.
+    expect(await fanOutEvent(app.services.pool, eventId)).toEqual(attempts);
+    expect(await app.services.db.webhookDelivery.count({ where: { eventId } })).toBe(1);
+    expect(await runAttempt(app.services, attempts[0])).toMatchObject({ kind: "attempted", succeeded: true });
+    expect(await fanOutEvent(app.services.pool, eventId)).toEqual([]);
   });
 
   it("two workers running the same scheduled attempt send it once; a crashed attempt is retried after its lease", async () => {
     const t = await createTenant(app);
     receiver.on("/claimed", () => ({ status: 200, delayMs: 200 }));
     const endpoint = await register(t, "/claimed");
-    const eventId = await emitAndFanOut(t.storeId);
-    const delivery = await app.services.db.webhookDelivery.findFirstOrThrow({ where: { eventId, endpointId: endpoint.id } });
-    const payload = assertDeliverPayload(await jobPayload(`deliver:${delivery.id}`));
+    const {
+      attempts: [payload],
+    } = await emitAndFanOutWithAttempts(t.storeId);
     expect(payload).toMatchObject({ trigger: "SCHEDULED", step: 1 });
 
     const outcomes = await Promise.all([runAttempt(app.services, payload), runAttempt(app.services, payload)]);
@@ -299,13 +304,13 @@ describe("fan-out and attempt claims", () => {
     expect(receiver.requests("/claimed")).toHaveLength(1);
 
     // A worker that claimed the next delivery's attempt and died: its step is leased, then free again.
-    const second = await emitAndFanOut(t.storeId);
-    const next = await app.services.db.webhookDelivery.findFirstOrThrow({ where: { eventId: second, endpointId: endpoint.id } });
-    const nextPayload = assertDeliverPayload(await jobPayload(`deliver:${next.id}`));
-    await app.services.db.webhookDelivery.update({ where: { id: next.id }, data: { lastAttemptAt: new Date() } });
+    const {
+      attempts: [nextPayload],
+    } = await emitAndFanOutWithAttempts(t.storeId);
+    await app.services.db.webhookDelivery.update({ where: { id: nextPayload.deliveryId }, data: { lastAttemptAt: new Date() } });
     const busy = await runAttempt(app.services, nextPayload);
     expect(busy.kind).toBe("busy");
-    await app.services.db.webhookDelivery.update({ where: { id: next.id }, data: { lastAttemptAt: new Date(Date.now() - 3100) } });
+    await app.services.db.webhookDelivery.update({ where: { id: nextPayload.deliveryId }, data: { lastAttemptAt: new Date(Date.now() - 3100) } });
     expect(await runAttempt(app.services, nextPayload)).toMatchObject({ kind: "attempted", succeeded: true, status: "DELIVERED", attempt: 1 });
     expect(receiver.requests("/claimed")).toHaveLength(2);
   });

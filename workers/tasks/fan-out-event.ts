@@ -1,13 +1,42 @@
+import DataLoader from "dataloader";
 import type { Task } from "graphile-worker";
 import type { Services } from "../../src/services.js";
-import { fanOutEvent as fanOut } from "../../src/webhooks/fan-out.js";
-import { assertFanOutPayload } from "../../src/webhooks/jobs.js";
+import { fanOutAndClaim, fanOutEvent as fanOut, type ClaimedFirstAttempt } from "../../src/webhooks/fan-out.js";
+import { DELIVER_TASK, assertFanOutPayload, deliverJobKey } from "../../src/webhooks/jobs.js";
+import { attemptClaimed } from "../../src/webhooks/attempt.js";
 
-/** `fan_out_event` {eventId}: one delivery (and its first scheduled job) per subscribed endpoint. Safe to re-run. */
+/** Events fanned out together: the jobs that start in the same tick share one statement. */
+const MAX_BATCH = 100;
+
+/**
+ * `fan_out_event` {eventId}: one delivery per subscribed endpoint, and each delivery's first attempt run here
+ * rather than in a job of its own: one queue hop from commit to POST, and no job (so no pg_notify, which
+ * PostgreSQL serialises across committing transactions) per delivery. The deliveries are created already
+ * claimed, and the job completes only once every first attempt is recorded.
+ *
+ * A re-run (graphile-worker retrying a failed run, or crash recovery releasing the job of a worker that died)
+ * may find deliveries a previous run created but never recorded an attempt for: each gets a `deliver_webhook`
+ * job, whose claim waits out the dead attempt's lease. Safe to re-run.
+ */
 export function fanOutEvent(services: Services): Task {
-  return async (payload) => {
+  // DataLoader is used for its batching only (within one tick, no cache): writes must never be cached.
+  const batch = new DataLoader<string, ClaimedFirstAttempt[]>((ids) => fanOutAndClaim(services.pool, ids), { cache: false, maxBatchSize: MAX_BATCH });
+  return async (payload, helpers) => {
     const { eventId } = assertFanOutPayload(payload);
-    const created = await fanOut(services.pool, eventId);
-    services.log.debug({ eventId, deliveries: created }, "event fanned out");
+    if (helpers.job.attempts > 1) {
+      for (const request of await fanOut(services.pool, eventId)) {
+        await helpers.addJob(DELIVER_TASK, request, { jobKey: deliverJobKey(request) });
+      }
+      return;
+    }
+    const attempts = await batch.load(eventId);
+    const settled = await Promise.allSettled(
+      attempts.map(async ({ request, claimed }) => {
+        const outcome = await attemptClaimed(services, request, claimed);
+        services.log.debug({ deliveryId: request.deliveryId, trigger: request.trigger, outcome }, "webhook attempt");
+      }),
+    );
+    const failure = settled.find((s) => s.status === "rejected");
+    if (failure) throw failure.reason;
   };
 }

@@ -3,6 +3,7 @@ import pg from "pg";
 import { run, Logger, type Task } from "graphile-worker";
 import { signatureHeader } from "../../../src/webhooks/signing.js";
 import { QUEUE_BASELINE_TASK } from "../lib/webhooks.js";
+import { workerTuning } from "../../../workers/tuning.js";
 
 /**
  * Baseline for the delivery benchmarks: graphile-worker alone, run with the options workers/runner.ts uses, and
@@ -41,9 +42,8 @@ const benchPost: Task = async (payload) => {
 const pgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: concurrency + 2 });
 const runner = await run({
   pgPool,
-  concurrency,
+  ...workerTuning(concurrency),
   noHandleSignals: true,
-  pollInterval: 1000,
   taskList: { [QUEUE_BASELINE_TASK]: benchPost },
   logger: new Logger(() => () => undefined),
 });

@@ -35,7 +35,10 @@ export async function prepareDeliveries(ctx: BenchContext, receiver: Receiver): 
     receiver.setSecret(path, body.secret);
     endpoints.push({ tenant, path });
   }
-  const worker = await startService({ name: "worker", args: serviceArgs("worker"), env: ctx.apiEnv, logDir: ctx.logDir, ready: /"msg":"worker started"/ });
+  // BENCH_WORKER_PROFILE_DIR: where the worker writes a --cpu-prof profile when it stops (to see where its time goes).
+  const profileDir = process.env.BENCH_WORKER_PROFILE_DIR;
+  const flags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const worker = await startService({ name: "worker", args: serviceArgs("worker", flags), env: ctx.apiEnv, logDir: ctx.logDir, ready: /"msg":"worker started"/ });
   return { available: true, endpoints, worker };
 }
 

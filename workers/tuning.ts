@@ -1,0 +1,22 @@
+import type { RunnerOptions } from "graphile-worker";
+
+/**
+ * How our graphile-worker pools fetch and complete jobs, shared with the bench's queue baseline so that the
+ * baseline measures the queue the service actually runs. Without batching every job costs its own get_job and
+ * complete_job commit, which capped a worker at a few hundred jobs per second here; with it, one statement locks a
+ * batch of jobs into a local queue and completions made in the same tick commit together. A crash can then re-run a
+ * job whose completion had not committed yet: every task of ours is safe to re-run.
+ */
+export function workerTuning(concurrency: number): Pick<RunnerOptions, "concurrency" | "pollInterval" | "preset"> {
+  return {
+    concurrency,
+    pollInterval: 1000,
+    preset: {
+      worker: {
+        localQueue: { size: concurrency * 2 },
+        completeJobBatchDelay: 0,
+        failJobBatchDelay: 0,
+      },
+    },
+  };
+}
