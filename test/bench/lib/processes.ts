@@ -23,6 +23,8 @@ export interface Service {
   exited: Promise<number | null>;
   /** Resident set size in MiB, from /proc. */
   rssMiB(): number;
+  /** CPU time (user + system) the process has used so far, in seconds, from /proc. */
+  cpuSeconds(): number;
   stop(): Promise<number | null>;
 }
 
@@ -58,6 +60,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     spawnedAt,
     exited,
     rssMiB: () => rssMiB(child.pid ?? 0),
+    cpuSeconds: () => cpuSeconds(child.pid ?? 0),
     async stop() {
       running.delete(service);
       if (!alive) return child.exitCode;
@@ -92,6 +95,20 @@ function rssMiB(pid: number): number {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
     return kb ? Number(kb[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Linux reports process times in clock ticks of USER_HZ, which is 100 on every mainstream configuration. */
+const TICKS_PER_SECOND = 100;
+
+function cpuSeconds(pid: number): number {
+  try {
+    // Fields after the parenthesised command name: state is the 3rd field, utime the 14th, stime the 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
   } catch {
     return 0;
   }
