@@ -130,7 +130,20 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));
 }
 
-/** The command line of our own service CLI, run by Node through tsx as `npm start` does. */
-export function serviceArgs(role: "api" | "worker", nodeFlags: string[] = []): string[] {
-  return [...nodeFlags, "--import", "tsx", "src/cli/start.ts", "--role", role];
+/**
+ * The command line of our own service CLI, as `npm start` runs it: the environment assignments, Node flags and
+ * entry point of package.json's start script (the bundle `npm run build` writes; `npm run bench` builds it first),
+ * so the measured process is the one that ships. `env` is merged into the process's environment.
+ */
+export function serviceCommand(role: "api" | "worker", env: Record<string, string>, nodeFlags: string[] = []): { args: string[]; env: Record<string, string> } {
+  const { scripts } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
+  const words = scripts.start.split(/\s+/);
+  const assignments: Record<string, string> = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) {
+    const [name, ...value] = (words.shift() ?? "").split("=");
+    assignments[name] = value.join("=");
+  }
+  const [command, ...args] = words;
+  if (command !== "node") throw new Error(`package.json's start script must run node directly, not ${command}`);
+  return { args: [...nodeFlags, ...args, "--role", role], env: { ...assignments, ...env } };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { BenchContext } from "../context.js";
 import type { BenchTenant } from "./tenants.js";
-import { serviceArgs, startService, type Service } from "./processes.js";
+import { serviceCommand, startService, type Service } from "./processes.js";
 import type { Receiver } from "./receiver.js";
 
 /**
@@ -35,7 +35,7 @@ export async function prepareDeliveries(ctx: BenchContext, receiver: Receiver): 
     receiver.setSecret(path, body.secret);
     endpoints.push({ tenant, path });
   }
-  const worker = await startService({ name: "worker", args: serviceArgs("worker"), env: ctx.apiEnv, logDir: ctx.logDir, ready: /"msg":"worker started"/ });
+  const worker = await startService({ name: "worker", ...serviceCommand("worker", ctx.apiEnv), logDir: ctx.logDir, ready: /"msg":"worker started"/ });
   return { available: true, endpoints, worker };
 }
 
