@@ -7,7 +7,6 @@ import { migrate } from "./db/migrate.js";
 import { createPrisma, type Db } from "./db/prisma.js";
 import { SecretBox } from "./crypto/encryption.js";
 import { KeyRing } from "./auth/keys.js";
-import { GrantCache } from "./auth/tokens.js";
 import type { Services } from "./services.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
@@ -40,7 +39,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const box = new SecretBox(await masterKey(config, db));
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
-  const services: Services = { config, log, db, pool, box, keys, grants: new GrantCache(db) };
+  const services: Services = { config, log, db, pool, box, keys };
   return {
     services,
     databaseUrl: database.url,

@@ -4,7 +4,6 @@ import type { Logger } from "./log.js";
 import type { Db } from "./db/prisma.js";
 import type { SecretBox } from "./crypto/encryption.js";
 import type { KeyRing } from "./auth/keys.js";
-import type { GrantCache } from "./auth/tokens.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -15,5 +14,4 @@ export interface Services {
   pool: pg.Pool;
   box: SecretBox;
   keys: KeyRing;
-  grants: GrantCache;
 }

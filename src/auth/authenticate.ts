@@ -2,8 +2,8 @@ import { ApiError } from "../errors.js";
 import { safeEqual, sha256Hex } from "../crypto/hash.js";
 import { ADMIN_KEY_PREFIX } from "../admin/operations.js";
 import type { Services } from "../services.js";
-import type { Principal } from "./principal.js";
-import { authenticatePartner } from "./tokens.js";
+import type { PartnerPrincipal, Principal } from "./principal.js";
+import { verifyPartnerToken, type PartnerClaims } from "./tokens.js";
 
 /** Extracts the bearer credential; the scheme is matched case-insensitively (RFC 6750). */
 export function bearerToken(header: string | undefined): string | null {
@@ -13,8 +13,15 @@ export function bearerToken(header: string | undefined): string | null {
   return m[1];
 }
 
-/** Anonymous when no credential is sent; otherwise a verified admin or partner, or an error. */
-export async function resolvePrincipal(services: Services, authorization: string | undefined): Promise<Principal> {
+/**
+ * Anonymous when no credential is sent; otherwise a verified admin or partner, or an error. A partner token's
+ * verified claims go to `admit`, which checks its grant (and takes its rate-limit slots in the same round trip).
+ */
+export async function resolvePrincipal(
+  services: Services,
+  authorization: string | undefined,
+  admit: (claims: PartnerClaims) => Promise<PartnerPrincipal>,
+): Promise<Principal> {
   const token = bearerToken(authorization);
   if (token === null) return { kind: "anonymous" };
   if (token.startsWith(ADMIN_KEY_PREFIX)) {
@@ -26,5 +33,5 @@ export async function resolvePrincipal(services: Services, authorization: string
   }
   const configured = services.config.ADMIN_API_KEY;
   if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
-  return authenticatePartner(token, services.keys, services.grants, services.config.publicBaseUrl);
+  return admit(await verifyPartnerToken(token, services.keys, services.config.publicBaseUrl));
 }

@@ -93,7 +93,8 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
   };
 }
 
-interface GrantView {
+/** What the admission statement reads of a token's grant (src/ratelimit/limiter.ts, `takeForGrant`). */
+export interface GrantView {
   applicationId: string;
   applicationStatus: string;
   appEnvironment: Environment;
@@ -103,43 +104,10 @@ interface GrantView {
 }
 
 /**
- * Grants change rarely and are read on every request: cache them briefly.
- * DECISIONS §3 allows revocation to take up to 5 s to be seen; 2 s keeps us well inside.
- */
-export class GrantCache {
-  private entries = new Map<string, { at: number; value: GrantView | null }>();
-  constructor(
-    private readonly db: Db,
-    private readonly ttlMs = 2000,
-  ) {}
-
-  async get(clientId: string, storeCode: string): Promise<GrantView | null> {
-    const key = `${clientId}\u0000${storeCode}`;
-    const hit = this.entries.get(key);
-    if (hit && Date.now() - hit.at < this.ttlMs) return hit.value;
-    // One statement: Prisma's nested select took three round trips, and with many tenants each at a modest rate
-    // most requests find their entry expired.
-    const rows = await this.db.$queryRaw<GrantView[]>`
-      SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
-        s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
-      FROM "Grant" g JOIN "Application" a ON a.id = g."applicationId" JOIN "Store" s ON s.id = g."storeId"
-      WHERE a."clientId" = ${clientId} AND s.code = ${storeCode}`;
-    const value = rows[0] ?? null;
-    if (this.entries.size > 10_000) this.entries.clear();
-    this.entries.set(key, { at: Date.now(), value });
-    return value;
-  }
-
-  clear(): void {
-    this.entries.clear();
-  }
-}
-
-/**
  * Claims of tokens this process has verified, per key ring, by issuer and token string. A partner sends the same
  * token for up to an hour, and an EdDSA verification costs tens of microseconds on every request; an entry lives
  * until the token expires but at most a minute, so a retired signing key stops being honoured soon after.
- * Nothing else is cached here: the grant is still checked on every request.
+ * Nothing else is cached here: the grant is read on every request.
  */
 const verifiedTokens = new WeakMap<KeyRing, Map<string, { payload: JWTPayload; until: number }>>();
 const VERIFIED_TTL_MS = 60_000;
@@ -163,13 +131,17 @@ async function verifyAccessToken(token: string, keys: KeyRing, issuer: string): 
   return payload;
 }
 
-/** Verifies a bearer JWT and loads its grant: the only way a request acquires a tenant. */
-export async function authenticatePartner(
-  token: string,
-  keys: KeyRing,
-  grants: GrantCache,
-  issuer: string,
-): Promise<PartnerPrincipal> {
+/** The verified claims of a partner access token: who calls and for which store, before the grant is read. */
+export interface PartnerClaims {
+  clientId: string;
+  storeCode: string;
+  environment: Environment;
+  scopes: ReadonlySet<Scope>;
+  tokenId: string;
+}
+
+/** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant`. */
+export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: string): Promise<PartnerClaims> {
   let payload;
   try {
     payload = await verifyAccessToken(token, keys, issuer);
@@ -184,20 +156,39 @@ export async function authenticatePartner(
   if (typeof tenant_id !== "string" || typeof scope !== "string" || typeof sub !== "string" || (environment !== "SANDBOX" && environment !== "PRODUCTION")) {
     throw new ApiError("INVALID_TOKEN", "The access token's claims are malformed. Request a new token.");
   }
-  const grant = await grants.get(sub, tenant_id);
-  if (!grant || grant.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
-  if (grant.applicationStatus !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
-  if (grant.storeEnvironment !== environment || grant.appEnvironment !== environment) {
-    throw forbidden(`A ${environment} token cannot reach this store.`);
-  }
   return {
-    kind: "partner",
-    applicationId: grant.applicationId,
     clientId: sub,
-    storeId: grant.storeId,
     storeCode: tenant_id,
     environment,
     scopes: new Set(scope.split(" ").filter(isScope)) as ReadonlySet<Scope>,
     tokenId: String(jti),
+  };
+}
+
+/**
+ * Whether the grant lets these claims in: it exists and is active, its Application is active, and both the store
+ * and the Application belong to the token's environment. `grantAdmits` is the same test for the SQL that reads
+ * the grant (a refused grant takes no rate-limit slot); keep the two in step.
+ */
+export function admitGrant(claims: PartnerClaims, grant: GrantView | null): PartnerPrincipal {
+  if (!grant || grant.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
+  if (grant.applicationStatus !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
+  if (grant.storeEnvironment !== claims.environment || grant.appEnvironment !== claims.environment) {
+    throw forbidden(`A ${claims.environment} token cannot reach this store.`);
+  }
+  return { kind: "partner", applicationId: grant.applicationId, storeId: grant.storeId, ...claims };
+}
+
+/**
+ * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, and the condition of `admitGrant` on
+ * it, for SQL. `$client` and `$store` are the statement's parameter references, `$env` the token's environment.
+ */
+export function grantSql(params: { client: string; store: string; env: string }): { select: string; grantAdmits: string } {
+  return {
+    select: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
+        s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
+      FROM "Grant" g JOIN "Application" a ON a.id = g."applicationId" JOIN "Store" s ON s.id = g."storeId"
+      WHERE a."clientId" = ${params.client} AND s.code = ${params.store}`,
+    grantAdmits: `"grantStatus" = 'ACTIVE' AND "applicationStatus" = 'ACTIVE' AND "appEnvironment" = ${params.env} AND "storeEnvironment" = ${params.env}`,
   };
 }

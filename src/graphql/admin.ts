@@ -150,7 +150,6 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: GrantInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
       const grant = await createGrant(ctx.db, input);
-      ctx.services.grants.clear();
       return ctx.db.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
     },
   }),
@@ -160,7 +159,6 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: GrantInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
       const grant = await revokeGrant(ctx.db, input);
-      ctx.services.grants.clear();
       return ctx.db.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
     },
   }),

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../errors.js";
 import { resolvePrincipal } from "../auth/authenticate.js";
+import type { PartnerClaims } from "../auth/tokens.js";
 import type { Services } from "../services.js";
 import { RestRouter, send, type RouteMiddleware } from "../rest/router.js";
 import { routes } from "../rest/routes/index.js";
@@ -53,6 +54,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
     const method = req.method ?? "GET";
     const path = url.pathname;
+    const admit = (claims: PartnerClaims) => limits.admit(res, claims);
     const only = (allowed: string) => {
       if (method !== allowed) throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allowed}.`, undefined, { allow: allowed });
     };
@@ -80,11 +82,10 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
     }
     if (path === "/graphql") {
       const wantsGraphiql = method === "GET" && (req.headers.accept ?? "").includes("text/html");
-      const principal = wantsGraphiql ? { kind: "anonymous" as const } : await resolvePrincipal(services, req.headers.authorization);
+      const principal = wantsGraphiql ? { kind: "anonymous" as const } : await resolvePrincipal(services, req.headers.authorization, admit);
       if (!wantsGraphiql && principal.kind === "anonymous") {
         throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
       }
-      if (principal.kind === "partner") await limits.api(res, principal);
       // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
       if (method === "POST") Object.assign(req, { body: await readBody(req) });
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
@@ -92,8 +93,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema): HttpAp
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
-      const principal = await resolvePrincipal(services, req.headers.authorization);
-      if (principal.kind === "partner") await limits.api(res, principal);
+      const principal = await resolvePrincipal(services, req.headers.authorization, admit);
       return rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { remaining, slotFreesAt, type WindowState } from "./window.js";
 import { ASYNC_COMMIT } from "../db/async-commit.js";
+import { grantSql, type GrantView, type PartnerClaims } from "../auth/tokens.js";
 
 export type SubjectKind = "store" | "application" | "token";
 
@@ -10,6 +11,12 @@ export interface Subject {
   key: string;
   /** Requests per minute. */
   limit: number;
+}
+
+/** Requests per minute for a store and for an Application, by the token's environment. */
+export interface ApiLimits {
+  store: number;
+  application: number;
 }
 
 export interface Decision {
@@ -32,8 +39,10 @@ export interface Decision {
  * The statement commits asynchronously (ASYNC_COMMIT): a counter needs no WAL flush before the answer, and a
  * database crash can at worst forget the last fraction of a second of counts.
  */
-const TAKE_SQL = `
-WITH clock AS MATERIALIZED (
+function limiterSql(opts: { subjects: string; prelude?: string; result: (rows: string) => string }): string {
+  return `
+WITH ${opts.prelude ?? ""}
+clock AS MATERIALIZED (
   SELECT t, to_timestamp(floor(extract(epoch FROM t) / 60) * 60) AS cur
   FROM (SELECT coalesce($3::timestamptz, statement_timestamp()) AS t) x
   CROSS JOIN ${ASYNC_COMMIT}
@@ -44,7 +53,7 @@ s AS MATERIALIZED (
               WHERE p.subject = u.subject AND p."windowStart" = c.cur - interval '1 minute'), 0) AS prev,
     coalesce((SELECT q.count FROM "RateLimitCounter" q
               WHERE q.subject = u.subject AND q."windowStart" = c.cur), 0) AS seen
-  FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS u(subject, lim, ord) CROSS JOIN clock c
+  FROM ${opts.subjects} CROSS JOIN clock c
 ),
 w AS (
   SELECT s.*, s.prev * (1 - extract(epoch FROM s.t - s.cur) / 60) AS carried FROM s
@@ -63,10 +72,32 @@ second AS (
   WHERE r.count + 1 + (SELECT carried FROM w WHERE ord = 2) <= (SELECT lim FROM w WHERE ord = 2)
   RETURNING r.count
 )
-SELECT s.ord::int AS ord, s.prev, s.seen,
+${opts.result(`SELECT s.ord::int AS ord, s.prev, s.seen,
   extract(epoch FROM s.t)::float8 AS now, extract(epoch FROM s.cur)::float8 AS window_start,
   CASE s.ord WHEN 1 THEN (SELECT count FROM first) ELSE (SELECT count FROM second) END AS counted
-FROM s ORDER BY s.ord`;
+FROM s`)}`;
+}
+
+const TAKE_SQL = limiterSql({
+  subjects: "unnest($1::text[], $2::int[]) WITH ORDINALITY AS u(subject, lim, ord)",
+  result: (rows) => `${rows} ORDER BY s.ord`,
+});
+
+/**
+ * The same, with the request's grant read in the same round trip: the subjects are the grant's store and
+ * Application (keys as `apiSubjects` builds them), and only a grant that admits the token takes slots. Every row
+ * carries the grant's columns; the limiter's columns are null when the grant refused, and no row comes back
+ * when there is no grant at all. $1 client_id, $2 the two limits, $3 the clock, $4 tenant_id, $5 environment.
+ */
+const grant = grantSql({ client: "$1", store: "$4", env: "$5" });
+const TAKE_FOR_GRANT_SQL = limiterSql({
+  prelude: `
+grant_row AS MATERIALIZED (${grant.select}),
+admitted AS (SELECT * FROM grant_row WHERE ${grant.grantAdmits}),`,
+  subjects: `admitted CROSS JOIN LATERAL
+    unnest(ARRAY['store:' || admitted."storeId", 'app:' || admitted."applicationId"], $2::int[]) WITH ORDINALITY AS u(subject, lim, ord)`,
+  result: (rows) => `SELECT grant_row.*, limiter.* FROM grant_row LEFT JOIN (${rows}) limiter ON true ORDER BY limiter.ord`,
+});
 
 /** Undoes the first subject's increment when the second refused (rare: the Application's limit is reached). */
 const UNDO_SQL = `UPDATE "RateLimitCounter" SET count = count - 1
@@ -96,6 +127,38 @@ export class RateLimiter {
   async take(subjects: readonly Subject[]): Promise<Decision> {
     if (subjects.length < 1 || subjects.length > 2) throw new Error("RateLimiter.take expects one or two subjects");
     const { rows } = await this.pool.query<Row>(TAKE_SQL, [subjects.map((s) => s.key), subjects.map((s) => s.limit), this.clock()]);
+    return this.decide(subjects, rows);
+  }
+
+  /**
+   * Reads the grant of a token's claims and, when it admits them, takes a slot of its store and of its Application,
+   * in one round trip: a request needs both, and the grant's row is fresh every time (no cache to outlive a
+   * revocation). `decision` is null exactly when the grant refuses the claims (see `admitGrant`).
+   */
+  async takeForGrant(claims: PartnerClaims, limits: ApiLimits): Promise<{ grant: GrantView | null; decision: Decision | null }> {
+    const { rows } = await this.pool.query<GrantView & { [K in keyof Row]: Row[K] | null }>(TAKE_FOR_GRANT_SQL, [
+      claims.clientId,
+      [limits.store, limits.application],
+      this.clock(),
+      claims.storeCode,
+      claims.environment,
+    ]);
+    const first = rows[0];
+    if (!first) return { grant: null, decision: null };
+    const grant: GrantView = {
+      applicationId: first.applicationId,
+      applicationStatus: first.applicationStatus,
+      appEnvironment: first.appEnvironment,
+      storeId: first.storeId,
+      storeEnvironment: first.storeEnvironment,
+      grantStatus: first.grantStatus,
+    };
+    const counted = rows.filter((r): r is GrantView & Row => r.ord !== null);
+    if (counted.length === 0) return { grant, decision: null };
+    return { grant, decision: await this.decide(apiSubjects(grant, limits), counted) };
+  }
+
+  private async decide(subjects: readonly Subject[], rows: readonly Row[]): Promise<Decision> {
     const refusedAt = rows.findIndex((r) => r.counted === null);
     if (refusedAt > 0) {
       const first = rows[0];
@@ -118,4 +181,15 @@ export class RateLimiter {
     const s = states[tightest];
     return { allowed: true, subject: subjects[tightest], limit: s.limit, remaining: remaining(s), resetAt: slotFreesAt(s, true), now };
   }
+}
+
+/**
+ * SPEC §8 limits of a request: its store first (the usual one to run out), then its Application, whose row is
+ * shared by all of its stores. The keys are the ones TAKE_FOR_GRANT_SQL builds from the grant.
+ */
+export function apiSubjects(ids: { storeId: string; applicationId: string }, limits: ApiLimits): Subject[] {
+  return [
+    { kind: "store", key: `store:${ids.storeId}`, limit: limits.store },
+    { kind: "application", key: `app:${ids.applicationId}`, limit: limits.application },
+  ];
 }

@@ -2,18 +2,15 @@ import type { ServerResponse } from "node:http";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { PartnerPrincipal } from "../auth/principal.js";
-import type { Decision, RateLimiter, Subject, SubjectKind } from "./limiter.js";
+import { admitGrant, type PartnerClaims } from "../auth/tokens.js";
+import type { Environment } from "../db/prisma.js";
+import type { ApiLimits, Decision, RateLimiter, Subject, SubjectKind } from "./limiter.js";
 
-/**
- * SPEC §8 limits by the token's environment: the store first (the usual one to run out), then the Application,
- * whose row is shared by all of its stores.
- */
-export function apiSubjects(config: Config, principal: PartnerPrincipal): Subject[] {
-  const sandbox = principal.environment === "SANDBOX";
-  return [
-    { kind: "store", key: `store:${principal.storeId}`, limit: sandbox ? config.RATE_LIMIT_SANDBOX_STORE : config.RATE_LIMIT_PRODUCTION_STORE },
-    { kind: "application", key: `app:${principal.applicationId}`, limit: sandbox ? config.RATE_LIMIT_SANDBOX_APP : config.RATE_LIMIT_PRODUCTION_APP },
-  ];
+/** SPEC §8 limits by the token's environment. */
+export function apiLimits(config: Config, environment: Environment): ApiLimits {
+  return environment === "SANDBOX"
+    ? { store: config.RATE_LIMIT_SANDBOX_STORE, application: config.RATE_LIMIT_SANDBOX_APP }
+    : { store: config.RATE_LIMIT_PRODUCTION_STORE, application: config.RATE_LIMIT_PRODUCTION_APP };
 }
 
 /** The token endpoint's own limit, keyed by the client_id as sent (known or not: that is what stuffing uses). */
@@ -40,16 +37,24 @@ export class RateLimits {
     private readonly onRefused: (kind: SubjectKind) => void = () => undefined,
   ) {}
 
-  api(res: ServerResponse, principal: PartnerPrincipal): Promise<void> {
-    return this.enforce(res, apiSubjects(this.config, principal));
+  /**
+   * Admits a verified partner token: its grant must let it in (403 otherwise, and nothing is counted), then it takes
+   * its store's and its Application's slots. Both in one statement.
+   */
+  async admit(res: ServerResponse, claims: PartnerClaims): Promise<PartnerPrincipal> {
+    const { grant, decision } = await this.limiter.takeForGrant(claims, apiLimits(this.config, claims.environment));
+    const principal = admitGrant(claims, grant);
+    // admitGrant and the statement test the same conditions; a grant admitted here was counted there.
+    if (!decision) throw new Error("the rate-limit statement did not count an admitted grant");
+    this.enforce(res, decision);
+    return principal;
   }
 
-  token(res: ServerResponse, clientId: string): Promise<void> {
-    return this.enforce(res, [tokenSubject(this.config, clientId)]);
+  async token(res: ServerResponse, clientId: string): Promise<void> {
+    this.enforce(res, await this.limiter.take([tokenSubject(this.config, clientId)]));
   }
 
-  private async enforce(res: ServerResponse, subjects: Subject[]): Promise<void> {
-    const decision = await this.limiter.take(subjects);
+  private enforce(res: ServerResponse, decision: Decision): void {
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
     if (decision.allowed) return;
     this.onRefused(decision.subject.kind);

@@ -167,7 +167,6 @@ describe("the 401/403 matrix (DECISIONS §1)", () => {
   it("a disabled Application is 403 FORBIDDEN", async () => {
     const t = await createTenant(app, { scopes: ["merchant:read"] });
     await app.services.db.application.update({ where: { clientId: t.clientId }, data: { status: "DISABLED" } });
-    app.services.grants.clear();
     expectProblem(await call(app, "GET", "/public/v1/store", { token: t.token }), 403, "FORBIDDEN");
   });
 });

@@ -44,6 +44,8 @@ export interface Contender {
   name: string;
   baseUrl: string;
   targets: readonly Target[];
+  /** The serving process, to measure its CPU time per request. */
+  service?: Service;
 }
 
 /** Runs the contenders side by side: a warm-up each, then `rounds` rounds in which they take turns. */
@@ -54,7 +56,12 @@ export async function sideBySide(ctx: BenchContext, contenders: readonly Contend
   for (let r = 0; r < rounds; r++) {
     // Rotate who goes first, so no contender always follows the same one.
     const order = contenders.map((_, i) => contenders[(i + r) % contenders.length]);
-    for (const c of order) runs.get(c.name)?.push(await runLoad({ baseUrl: c.baseUrl, targets: c.targets, connections, seconds }));
+    for (const c of order) {
+      const cpuBefore = c.service?.cpuSeconds();
+      const run = await runLoad({ baseUrl: c.baseUrl, targets: c.targets, connections, seconds });
+      if (c.service && cpuBefore !== undefined) run.cpuSeconds = c.service.cpuSeconds() - cpuBefore;
+      runs.get(c.name)?.push(run);
+    }
   }
   return new Map([...runs].map(([name, list]) => [name, summarize(list)]));
 }

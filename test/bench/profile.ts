@@ -2,7 +2,7 @@ import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { interleave, type BenchContext } from "./context.js";
 import { runLoad } from "./lib/load.js";
-import { serviceArgs, startService } from "./lib/processes.js";
+import { serviceCommand, startService } from "./lib/processes.js";
 import { summarizeProfile, type ProfileSummary } from "./lib/profile.js";
 import { fmt } from "./lib/report.js";
 
@@ -16,8 +16,7 @@ export async function profileApi(ctx: BenchContext, seconds: number): Promise<Pr
   await mkdir(dir, { recursive: true });
   const api = await startService({
     name: "api-profiled",
-    args: serviceArgs("api", ["--cpu-prof", `--cpu-prof-dir=${dir}`]),
-    env: ctx.apiEnv,
+    ...serviceCommand("api", ctx.apiEnv, ["--cpu-prof", `--cpu-prof-dir=${dir}`]),
     logDir: ctx.logDir,
     ready: /"msg":"listening"/,
   });

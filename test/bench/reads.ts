@@ -65,16 +65,17 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
         const mismatch = await sameAnswers(servers, route.targets.slice(0, 20));
         if (mismatch) notes.push(`${route.short}: ${mismatch}`);
         const contenders: Contender[] = [
-          { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets },
-          { name: "(a) node:http + pg", baseUrl: pgBaseline.baseUrl, targets: route.targets },
-          { name: "(b) node:http + Prisma", baseUrl: prismaBaseline.baseUrl, targets: route.targets },
+          { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets, service: ctx.api },
+          { name: "(a) node:http + pg", baseUrl: pgBaseline.baseUrl, targets: route.targets, service: pgBaseline },
+          { name: "(b) node:http + Prisma", baseUrl: prismaBaseline.baseUrl, targets: route.targets, service: prismaBaseline },
         ];
         const results = await sideBySide(ctx, contenders);
         for (const c of contenders) {
           const r = results.get(c.name);
           if (!r) continue;
           measurements.push({ benchmark: route.short, server: c.name, ...r });
-          ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}, failures ${r.failures}`);
+          const cpu = r.cpuMsPerRequest === undefined ? "" : `, CPU ${fmt.ms(r.cpuMsPerRequest)}/req`;
+          ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}${cpu}, failures ${r.failures}`);
         }
         const ours = results.get("façade");
         for (const [baseline, goal] of [["(a) node:http + pg", 0.5], ["(b) node:http + Prisma", 0.9]] as const) {

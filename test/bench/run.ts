@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openBenchDatabase, type BenchDatabase } from "./lib/database.js";
 import { DEFAULT_DATASET, generateDataset, type DatasetOptions } from "./lib/dataset.js";
-import { serviceArgs, startService, stopAll } from "./lib/processes.js";
+import { serviceCommand, startService, stopAll } from "./lib/processes.js";
 import { createApplications, createSandboxStores, fetchTokens, type TenantPlan } from "./lib/tenants.js";
 import { markdown, verdictTable, writeReport, type Report } from "./lib/report.js";
 import { prepareDeliveries } from "./lib/webhooks.js";
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     RATE_LIMIT_PRODUCTION_STORE: UNLIMITED,
     RATE_LIMIT_PRODUCTION_APP: UNLIMITED,
   };
-  const api = await startService({ name: "api", args: serviceArgs("api"), env: apiEnv, logDir, ready: /"msg":"listening"/ });
+  const api = await startService({ name: "api", ...serviceCommand("api", apiEnv), logDir, ready: /"msg":"listening"/ });
   const ctxBase = await timed("tenants", async () => {
     const regular = dataset.stores.slice(1, 1 + TENANTS);
     const plans: TenantPlan[] = [

@@ -1,6 +1,8 @@
 import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
 import { SCOPES, type Scope } from "../../src/auth/scopes.js";
 import type { Environment } from "../../src/db/prisma.js";
+import { admitGrant, grantSql, verifyPartnerToken, type GrantView } from "../../src/auth/tokens.js";
+import type { PartnerPrincipal } from "../../src/auth/principal.js";
 import type { TestApp } from "./app.js";
 
 export interface Tenant {
@@ -26,6 +28,13 @@ export async function createTenant(
   await createGrant(app.services.db, { clientId: application.clientId, storeId: store.id });
   const token = await getToken(app, application.clientId, clientSecret);
   return { storeId: store.id, storeCode: store.code, clientId: application.clientId, clientSecret, token };
+}
+
+/** The principal a request with the tenant's token gets, for tests that call below HTTP (no slot is taken). */
+export async function partnerPrincipal(app: TestApp, tenant: Tenant): Promise<PartnerPrincipal> {
+  const claims = await verifyPartnerToken(tenant.token, app.services.keys, app.services.config.publicBaseUrl);
+  const { rows } = await app.services.pool.query<GrantView>(grantSql({ client: "$1", store: "$2", env: "$3" }).select, [claims.clientId, claims.storeCode]);
+  return admitGrant(claims, rows[0] ?? null);
 }
 
 export async function getToken(app: TestApp, clientId: string, clientSecret: string, extra: Record<string, string> = {}): Promise<string> {

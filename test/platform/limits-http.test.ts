@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, call, createTenant, getToken } from "../helpers/tenants.js";
-import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
+import { createApplication, createGrant, createStore, revokeGrant } from "../../src/admin/operations.js";
 import { expectProblem, startOfFreshMinute } from "./support.js";
 
 let app: TestApp;
@@ -49,6 +49,19 @@ describe("API rate limits over HTTP", () => {
     const anonymous = await call(app, "GET", "/public/v1/store");
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("x-ratelimit-limit")).toBeNull();
+  });
+
+  it("a request whose grant is revoked is refused at once, carries no headers and takes no slot", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read"] });
+    expect(rateHeaders(await call(app, "GET", "/public/v1/store", { token: t.token }))).toMatchObject({ remaining: "3" });
+    await revokeGrant(app.services.db, { clientId: t.clientId, storeId: t.storeId });
+    for (let i = 0; i < 5; i++) {
+      const refused = await call(app, "GET", "/public/v1/store", { token: t.token });
+      expectProblem(refused, 403, "FORBIDDEN");
+      expect(refused.headers.get("x-ratelimit-limit")).toBeNull();
+    }
+    const { rows } = await app.services.pool.query<{ count: number }>(`SELECT sum(count)::int AS count FROM "RateLimitCounter" WHERE subject = $1`, [`store:${t.storeId}`]);
+    expect(rows[0].count).toBe(1);
   });
 
   it("one store at its limit does not limit another store", async () => {

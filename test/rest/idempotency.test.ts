@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IncomingMessage } from "node:http";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { createTenant, type Tenant } from "../helpers/tenants.js";
-import { authenticatePartner } from "../../src/auth/tokens.js";
+import { createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.js";
 import { canonicalJson, idempotency } from "../../src/rest/idempotency.js";
 import { ApiError } from "../../src/errors.js";
 import type { AnyRoute, RouteInput, RouteResult } from "../../src/rest/route.js";
@@ -21,7 +20,7 @@ const route = { method: "POST", status: 201 } as AnyRoute;
 beforeAll(async () => {
   app = await startTestApp();
   tenant = await createTenant(app);
-  principal = await authenticatePartner(tenant.token, app.services.keys, app.services.grants, app.services.config.publicBaseUrl);
+  principal = await partnerPrincipal(app, tenant);
 });
 afterAll(() => app.close());
 
@@ -94,7 +93,7 @@ describe("Idempotency-Key", () => {
 
   it("keys are scoped to (Application, Store): another tenant's identical key is independent", async () => {
     const other = await createTenant(app);
-    const otherPrincipal = await authenticatePartner(other.token, app.services.keys, app.services.grants, app.services.config.publicBaseUrl);
+    const otherPrincipal = await partnerPrincipal(app, other);
     const op = counting(async () => ({ body: {} }));
     await mw()(request("shared-key", { x: 1 }), op.run);
     const r = request("shared-key", { x: 2 });

@@ -15,6 +15,11 @@ export interface LoadResult {
   p99: number;
   /** Responses other than 2xx, and connection errors: any of them makes the figure suspect. */
   failures: number;
+  /**
+   * CPU milliseconds the server process spent per answered request, when its pid is known. Unlike req/s it hardly
+   * moves when other work competes for the machine's cores, so it compares runs made at different times.
+   */
+  cpuMsPerRequest?: number;
 }
 
 /** A measured run: its latencies (ms, 2xx only) and what went wrong. */
@@ -22,6 +27,8 @@ export interface Run {
   latencies: number[];
   seconds: number;
   failures: number;
+  /** CPU seconds the server process used during the run, when measured. */
+  cpuSeconds?: number;
 }
 
 export interface LoadOptions {
@@ -71,6 +78,7 @@ export function runLoad(opts: LoadOptions): Promise<Run> {
 export function summarize(runs: readonly Run[]): LoadResult {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const seconds = runs.reduce((s, r) => s + r.seconds, 0);
+  const cpu = runs.every((r) => r.cpuSeconds !== undefined) ? runs.reduce((s, r) => s + (r.cpuSeconds ?? 0), 0) : undefined;
   return {
     requests: latencies.length,
     seconds,
@@ -78,5 +86,6 @@ export function summarize(runs: readonly Run[]): LoadResult {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     failures: runs.reduce((s, r) => s + r.failures, 0),
+    ...(cpu !== undefined && latencies.length ? { cpuMsPerRequest: (cpu * 1000) / latencies.length } : {}),
   };
 }

@@ -23,6 +23,8 @@ export interface Service {
   exited: Promise<number | null>;
   /** Resident set size in MiB, from /proc. */
   rssMiB(): number;
+  /** CPU time (user + system) the process has used so far, in seconds, from /proc. */
+  cpuSeconds(): number;
   stop(): Promise<number | null>;
 }
 
@@ -58,6 +60,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     spawnedAt,
     exited,
     rssMiB: () => rssMiB(child.pid ?? 0),
+    cpuSeconds: () => cpuSeconds(child.pid ?? 0),
     async stop() {
       running.delete(service);
       if (!alive) return child.exitCode;
@@ -97,6 +100,20 @@ function rssMiB(pid: number): number {
   }
 }
 
+/** Linux reports process times in clock ticks of USER_HZ, which is 100 on every mainstream configuration. */
+const TICKS_PER_SECOND = 100;
+
+function cpuSeconds(pid: number): number {
+  try {
+    // Fields after the parenthesised command name: state is the 3rd field, utime the 14th, stime the 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+
 /** Samples a process's RSS every `everyMs` until stopped; returns the peak in MiB. */
 export function watchRss(service: Service, everyMs = 250): { stop(): number } {
   let peak = service.rssMiB();
@@ -113,7 +130,20 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));
 }
 
-/** The command line of our own service CLI, run by Node through tsx as `npm start` does. */
-export function serviceArgs(role: "api" | "worker", nodeFlags: string[] = []): string[] {
-  return [...nodeFlags, "--import", "tsx", "src/cli/start.ts", "--role", role];
+/**
+ * The command line of our own service CLI, as `npm start` runs it: the environment assignments, Node flags and
+ * entry point of package.json's start script (the bundle `npm run build` writes; `npm run bench` builds it first),
+ * so the measured process is the one that ships. `env` is merged into the process's environment.
+ */
+export function serviceCommand(role: "api" | "worker", env: Record<string, string>, nodeFlags: string[] = []): { args: string[]; env: Record<string, string> } {
+  const { scripts } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
+  const words = scripts.start.split(/\s+/);
+  const assignments: Record<string, string> = {};
+  while (/^[A-Z_][A-Z0-9_]*=/.test(words[0] ?? "")) {
+    const [name, ...value] = (words.shift() ?? "").split("=");
+    assignments[name] = value.join("=");
+  }
+  const [command, ...args] = words;
+  if (command !== "node") throw new Error(`package.json's start script must run node directly, not ${command}`);
+  return { args: [...nodeFlags, ...args, "--role", role], env: { ...assignments, ...env } };
 }

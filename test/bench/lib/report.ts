@@ -54,8 +54,17 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
 
 function measurementTable(measurements: readonly Measurement[]): string {
   return markdownTable(
-    ["benchmark", "server", "requests", "req/s", "p50", "p99", "failures"],
-    measurements.map((m) => [m.benchmark, m.server, fmt.int(m.requests), fmt.int(m.rps), fmt.ms(m.p50), fmt.ms(m.p99), String(m.failures)]),
+    ["benchmark", "server", "requests", "req/s", "p50", "p99", "server CPU per request", "failures"],
+    measurements.map((m) => [
+      m.benchmark,
+      m.server,
+      fmt.int(m.requests),
+      fmt.int(m.rps),
+      fmt.ms(m.p50),
+      fmt.ms(m.p99),
+      m.cpuMsPerRequest === undefined ? "—" : fmt.ms(m.cpuMsPerRequest),
+      String(m.failures),
+    ]),
   );
 }
 

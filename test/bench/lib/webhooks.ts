@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { BenchContext } from "../context.js";
 import type { BenchTenant } from "./tenants.js";
-import { serviceArgs, startService, type Service } from "./processes.js";
+import { serviceCommand, startService, type Service } from "./processes.js";
 import type { Receiver } from "./receiver.js";
 
 /**
@@ -38,7 +38,7 @@ export async function prepareDeliveries(ctx: BenchContext, receiver: Receiver): 
   // BENCH_WORKER_PROFILE_DIR: where the worker writes a --cpu-prof profile when it stops (to see where its time goes).
   const profileDir = process.env.BENCH_WORKER_PROFILE_DIR;
   const flags = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
-  const worker = await startService({ name: "worker", args: serviceArgs("worker", flags), env: ctx.apiEnv, logDir: ctx.logDir, ready: /"msg":"worker started"/ });
+  const worker = await startService({ name: "worker", ...serviceCommand("worker", ctx.apiEnv, flags), logDir: ctx.logDir, ready: /"msg":"worker started"/ });
   return { available: true, endpoints, worker };
 }
 
