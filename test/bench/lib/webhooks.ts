@@ -47,7 +47,7 @@ export const QUEUE_BASELINE_TASK = "bench_post";
 export const QUEUE_BASELINE_PATH = "/queue-baseline";
 
 /** Runs `work` while the queue baseline worker runs (and only then: an idle worker still polls). */
-export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver, work: () => Promise<T>): Promise<T> {
+export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver, work: (worker: Service) => Promise<T>): Promise<T> {
   const secret = `whsec_${randomBytes(32).toString("base64url")}`;
   receiver.setSecret(QUEUE_BASELINE_PATH, secret);
   const worker = await startService({
@@ -58,7 +58,7 @@ export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver
     ready: /"msg":"worker started"/,
   });
   try {
-    return await work();
+    return await work(worker);
   } finally {
     await worker.stop();
   }
