@@ -128,7 +128,8 @@ builder.queryFields((t) => ({
         cursor: args.cursor,
         sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
         findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
-        findMany: ({ after, orderBy, take }) => ctx.db.order.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
+        // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
+        findMany: ({ after, orderBy, take }) => ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
       });
     },
   }),
@@ -140,7 +141,7 @@ builder.queryFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const id = requireUuid(args.id);
-      const order = await ctx.db.order.findFirst({ ...query, where: { id, storeId } });
+      const order = await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
       if (!order) throw notFound("order", id);
       return order;
     },

@@ -4,8 +4,9 @@ import { serveBaseline, type FullOrder, type OrderSource } from "./common.js";
 
 /**
  * Baseline (a): the order routes on bare node:http and pg with a pool of its own. The statements are the ones
- * Prisma sends for the façade's query (same columns, same filters and orderings, one statement per relation,
- * relations of one level fetched concurrently), so the difference to the façade is everything around them.
+ * Prisma sends for the façade's query with its per-relation strategy (same columns, same filters and orderings,
+ * one statement per relation, relations of one level fetched concurrently); the façade and (b) join them
+ * into one statement, so the difference to the façade is everything around the data plus that choice.
  */
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 10) });

@@ -3,9 +3,9 @@ import { serveBaseline, type OrderSource } from "./common.js";
 
 /**
  * Baseline (b): the order routes written directly on the project's Prisma client, without GraphQL, on plain
- * node:http. The include and orderings are the ones the façade's Pothos types ask for (src/graphql/orders.ts),
- * so Prisma sends the same statements; what remains between this and the façade is GraphQL and the request
- * pipeline around it.
+ * node:http. The include, orderings and relation load strategy are the ones the façade asks for
+ * (src/graphql/orders.ts), so Prisma sends the same single joined statement; what remains between this and the
+ * façade is GraphQL and the request pipeline around it.
  */
 
 const db = createPrisma(process.env.DATABASE_URL ?? "", Number(process.env.DB_POOL_SIZE ?? 10));
@@ -23,8 +23,8 @@ const DETAIL_INCLUDE = {
 
 const source: OrderSource = {
   list: (storeId, take) =>
-    db.order.findMany({ where: { storeId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take, include: LIST_INCLUDE }),
-  detail: (storeId, id) => db.order.findFirst({ where: { id, storeId }, include: DETAIL_INCLUDE }),
+    db.order.findMany({ relationLoadStrategy: "join", where: { storeId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take, include: LIST_INCLUDE }),
+  detail: (storeId, id) => db.order.findFirst({ relationLoadStrategy: "join", where: { id, storeId }, include: DETAIL_INCLUDE }),
 };
 
 await serveBaseline(
