@@ -13,7 +13,8 @@ import { ASYNC_COMMIT } from "../db/async-commit.js";
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
  * (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job).
  * The worker runs SCHEDULED and REPLAY attempts; the API runs TEST attempts inline. Two statements per
- * attempt on the hot path (claim, record), both on the raw pool.
+ * attempt (claim, record), both on the raw pool; a first attempt is claimed by the fan-out that creates it
+ * (src/webhooks/fan-out.ts), and records that end together share one statement.
  */
 
 export type AttemptRequest = DeliverPayload | { deliveryId: string; trigger: "TEST" };
