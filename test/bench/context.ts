@@ -18,6 +18,8 @@ export interface Settings {
 /** What every benchmark module gets from run.ts. */
 export interface BenchContext {
   databaseUrl: string;
+  /** CPU seconds the database server has used so far, when it can be measured (embedded PostgreSQL). */
+  databaseCpuSeconds?: () => number;
   logDir: string;
   /** The API process (`src/cli/start.ts --role api`) all read benchmarks and the webhook API use. */
   api: Service;
@@ -58,8 +60,10 @@ export async function sideBySide(ctx: BenchContext, contenders: readonly Contend
     const order = contenders.map((_, i) => contenders[(i + r) % contenders.length]);
     for (const c of order) {
       const cpuBefore = c.service?.cpuSeconds();
+      const databaseCpuBefore = ctx.databaseCpuSeconds?.();
       const run = await runLoad({ baseUrl: c.baseUrl, targets: c.targets, connections, seconds });
       if (c.service && cpuBefore !== undefined) run.cpuSeconds = c.service.cpuSeconds() - cpuBefore;
+      if (ctx.databaseCpuSeconds && databaseCpuBefore !== undefined) run.databaseCpuSeconds = ctx.databaseCpuSeconds() - databaseCpuBefore;
       runs.get(c.name)?.push(run);
     }
   }

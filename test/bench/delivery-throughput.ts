@@ -58,6 +58,8 @@ export interface ThroughputRun {
   missing: number;
   /** The worker process's CPU time per delivery received, over the load and the drain (less noisy than the rate). */
   cpuMsPerDelivery: number;
+  /** The database server's CPU time per delivery received, likewise (NaN when it cannot be measured). */
+  databaseCpuMsPerDelivery: number;
 }
 
 async function measure(ctx: BenchContext, receiver: Receiver, worker: Service, seconds: number, rate: number, produce: (client: pg.Client, n: number) => Promise<string[]>): Promise<ThroughputRun> {
@@ -66,10 +68,12 @@ async function measure(ctx: BenchContext, receiver: Receiver, worker: Service, s
   await client.connect();
   let received = 0;
   let cpuMsPerDelivery = Number.NaN;
+  let databaseCpuMsPerDelivery = Number.NaN;
   try {
     const perTick = (rate * TICK_MS) / 1000;
     const before = receiver.firstArrival.size;
     const cpuBefore = worker.cpuSeconds();
+    const databaseCpuBefore = ctx.databaseCpuSeconds?.();
     const t0 = performance.now();
     const end = t0 + seconds * 1000;
     let owed = 0;
@@ -84,16 +88,18 @@ async function measure(ctx: BenchContext, receiver: Receiver, worker: Service, s
     received = receiver.firstArrival.size - before;
     const deadline = performance.now() + DRAIN_SECONDS * 1000;
     while ([...produced].some((id) => !receiver.firstArrival.has(id)) && performance.now() < deadline) await sleep(200);
-    cpuMsPerDelivery = ((worker.cpuSeconds() - cpuBefore) * 1000) / (receiver.firstArrival.size - before);
+    const delivered = receiver.firstArrival.size - before;
+    cpuMsPerDelivery = ((worker.cpuSeconds() - cpuBefore) * 1000) / delivered;
+    if (ctx.databaseCpuSeconds && databaseCpuBefore !== undefined) databaseCpuMsPerDelivery = ((ctx.databaseCpuSeconds() - databaseCpuBefore) * 1000) / delivered;
   } finally {
     await client.end();
   }
   const missing = [...produced].filter((id) => !receiver.firstArrival.has(id)).length;
-  return { seconds, produced: produced.size, perSecond: received / seconds, missing, cpuMsPerDelivery };
+  return { seconds, produced: produced.size, perSecond: received / seconds, missing, cpuMsPerDelivery, databaseCpuMsPerDelivery };
 }
 
 const summary = (r: ThroughputRun, rate: number) =>
-  `${fmt.int(r.perSecond)}/s delivered while ${fmt.int(rate)}/s were offered (${fmt.int(r.produced)} produced, ${fmt.int(r.missing)} not received ${DRAIN_SECONDS} s after the load; worker CPU ${fmt.ms(r.cpuMsPerDelivery)} per delivery)`;
+  `${fmt.int(r.perSecond)}/s delivered while ${fmt.int(rate)}/s were offered (${fmt.int(r.produced)} produced, ${fmt.int(r.missing)} not received ${DRAIN_SECONDS} s after the load; worker CPU ${fmt.ms(r.cpuMsPerDelivery)}${Number.isNaN(r.databaseCpuMsPerDelivery) ? "" : `, database CPU ${fmt.ms(r.databaseCpuMsPerDelivery)}`} per delivery)`;
 
 /** The queue baseline alone; run before the service's worker starts (its crash recovery would claim these jobs). */
 export async function queueThroughput(ctx: BenchContext, receiver: Receiver, seconds: number, rate: number): Promise<ThroughputRun> {

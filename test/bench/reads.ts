@@ -75,7 +75,8 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
           if (!r) continue;
           measurements.push({ benchmark: route.short, server: c.name, ...r });
           const cpu = r.cpuMsPerRequest === undefined ? "" : `, CPU ${fmt.ms(r.cpuMsPerRequest)}/req`;
-          ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}${cpu}, failures ${r.failures}`);
+          const databaseCpu = r.databaseCpuMsPerRequest === undefined ? "" : `, database CPU ${fmt.ms(r.databaseCpuMsPerRequest)}/req`;
+          ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}${cpu}${databaseCpu}, failures ${r.failures}`);
         }
         const ours = results.get("façade");
         for (const [baseline, goal] of [["(a) node:http + pg", 0.5], ["(b) node:http + Prisma", 0.9]] as const) {

@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     return { tenants: all.slice(0, regular.length), deepTenants: all.slice(regular.length, regular.length + DEEP_TENANTS), sandboxTenants: all.slice(regular.length + DEEP_TENANTS) };
   });
   say(`tenants: ${ctxBase.tenants.length} production stores, ${ctxBase.deepTenants.length} Applications on the deep store, ${ctxBase.sandboxTenants.length} sandbox stores, each with its own token`);
-  const ctx: BenchContext = { databaseUrl: database.url, logDir, api, apiEnv, dataset, ...ctxBase, settings, say };
+  const ctx: BenchContext = { databaseUrl: database.url, databaseCpuSeconds: database.cpuSeconds, logDir, api, apiEnv, dataset, ...ctxBase, settings, say };
 
   const results: ModuleResult[] = [];
   let profile: Report["profile"] = null;

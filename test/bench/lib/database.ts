@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -6,12 +6,15 @@ import pg from "pg";
 import { startEmbeddedPostgres } from "../../../src/db/embedded.js";
 import { migrate } from "../../../src/db/migrate.js";
 import { createLogger } from "../../../src/log.js";
+import { treeCpuSeconds } from "./processes.js";
 
 export interface BenchDatabase {
   /** The fresh, migrated database every process of the run uses. */
   url: string;
   /** Where it runs, for the report. */
   description: string;
+  /** CPU seconds the database server has used so far (embedded only: a server named by URL may be shared or remote). */
+  cpuSeconds?: () => number;
   close(): Promise<void>;
 }
 
@@ -64,7 +67,13 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
     await migrate(embedded.url);
     const version = await serverVersion(embedded.url);
     const settings = EMBEDDED_SETTINGS.filter(([k]) => ["shared_buffers", "wal_level"].includes(k)).map(([k, v]) => `${k}=${v}`);
-    return { url: embedded.url, description: `embedded PostgreSQL ${version} (${settings.join(", ")}, fsync and synchronous_commit on)`, close };
+    const postmaster = Number((await readFile(join(dir, "pg", "postmaster.pid"), "utf8")).split("\n")[0]);
+    return {
+      url: embedded.url,
+      description: `embedded PostgreSQL ${version} (${settings.join(", ")}, fsync and synchronous_commit on)`,
+      cpuSeconds: () => treeCpuSeconds(postmaster),
+      close,
+    };
   } catch (e) {
     await close();
     throw e;

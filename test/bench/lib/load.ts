@@ -20,6 +20,8 @@ export interface LoadResult {
    * moves when other work competes for the machine's cores, so it compares runs made at different times.
    */
   cpuMsPerRequest?: number;
+  /** CPU milliseconds the database server spent per answered request, when measured (it serves one load at a time). */
+  databaseCpuMsPerRequest?: number;
 }
 
 /** A measured run: its latencies (ms, 2xx only) and what went wrong. */
@@ -29,6 +31,8 @@ export interface Run {
   failures: number;
   /** CPU seconds the server process used during the run, when measured. */
   cpuSeconds?: number;
+  /** CPU seconds the database server used during the run, when measured. */
+  databaseCpuSeconds?: number;
 }
 
 export interface LoadOptions {
@@ -78,7 +82,9 @@ export function runLoad(opts: LoadOptions): Promise<Run> {
 export function summarize(runs: readonly Run[]): LoadResult {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const seconds = runs.reduce((s, r) => s + r.seconds, 0);
-  const cpu = runs.every((r) => r.cpuSeconds !== undefined) ? runs.reduce((s, r) => s + (r.cpuSeconds ?? 0), 0) : undefined;
+  const total = (key: "cpuSeconds" | "databaseCpuSeconds") => (runs.every((r) => r[key] !== undefined) ? runs.reduce((s, r) => s + (r[key] ?? 0), 0) : undefined);
+  const cpu = total("cpuSeconds");
+  const databaseCpu = total("databaseCpuSeconds");
   return {
     requests: latencies.length,
     seconds,
@@ -87,5 +93,6 @@ export function summarize(runs: readonly Run[]): LoadResult {
     p99: percentile(latencies, 99),
     failures: runs.reduce((s, r) => s + r.failures, 0),
     ...(cpu !== undefined && latencies.length ? { cpuMsPerRequest: (cpu * 1000) / latencies.length } : {}),
+    ...(databaseCpu !== undefined && latencies.length ? { databaseCpuMsPerRequest: (databaseCpu * 1000) / latencies.length } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { openSync, closeSync, readFileSync } from "node:fs";
+import { openSync, closeSync, readFileSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -103,15 +103,36 @@ function rssMiB(pid: number): number {
 /** Linux reports process times in clock ticks of USER_HZ, which is 100 on every mainstream configuration. */
 const TICKS_PER_SECOND = 100;
 
-function cpuSeconds(pid: number): number {
+/** The fields of /proc/<pid>/stat after the parenthesised command name (state first), or null when it is gone. */
+function statFields(pid: number): string[] | null {
   try {
-    // Fields after the parenthesised command name: state is the 3rd field, utime the 14th, stime the 15th.
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return 0;
+    return null;
   }
+}
+
+// In statFields: ppid is [1], utime [11], stime [12], and the reaped children's cutime [13], cstime [14].
+function cpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND : 0;
+}
+
+/**
+ * CPU seconds used so far by a process and its children, those still running and those it has reaped: for
+ * PostgreSQL's postmaster, the whole server (one backend process per connection).
+ */
+export function treeCpuSeconds(pid: number): number {
+  const root = statFields(pid);
+  if (!root) return 0;
+  let ticks = Number(root[11]) + Number(root[12]) + Number(root[13]) + Number(root[14]);
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(Number(entry));
+    if (fields && Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / TICKS_PER_SECOND;
 }
 
 /** Samples a process's RSS every `everyMs` until stopped; returns the peak in MiB. */

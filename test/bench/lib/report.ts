@@ -54,7 +54,7 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
 
 function measurementTable(measurements: readonly Measurement[]): string {
   return markdownTable(
-    ["benchmark", "server", "requests", "req/s", "p50", "p99", "server CPU per request", "failures"],
+    ["benchmark", "server", "requests", "req/s", "p50", "p99", "server CPU per request", "database CPU per request", "failures"],
     measurements.map((m) => [
       m.benchmark,
       m.server,
@@ -63,6 +63,7 @@ function measurementTable(measurements: readonly Measurement[]): string {
       fmt.ms(m.p50),
       fmt.ms(m.p99),
       m.cpuMsPerRequest === undefined ? "—" : fmt.ms(m.cpuMsPerRequest),
+      m.databaseCpuMsPerRequest === undefined ? "—" : fmt.ms(m.databaseCpuMsPerRequest),
       String(m.failures),
     ]),
   );
