@@ -1,10 +1,10 @@
-import pg from "pg";
 import { randomBytes } from "node:crypto";
 import type { Config } from "./config.js";
 import type { Logger } from "./log.js";
 import { startEmbeddedPostgres } from "./db/embedded.js";
 import { migrate } from "./db/migrate.js";
 import { createPrisma, type Db } from "./db/prisma.js";
+import { createPool } from "./db/pool.js";
 import { SecretBox } from "./crypto/encryption.js";
 import { KeyRing } from "./auth/keys.js";
 import type { Services } from "./services.js";
@@ -32,7 +32,7 @@ export interface Started {
 export async function startServices(config: Config, log: Logger, opts: { migrate?: boolean } = {}): Promise<Started> {
   const database = await openDatabase(config, log);
   if (opts.migrate !== false) await migrate(database.url, log);
-  const pool = new pg.Pool({ connectionString: database.url, max: config.DB_POOL_SIZE });
+  const pool = createPool(database.url, config.DB_POOL_SIZE);
   // An idle connection dropped by the server must not crash the process; the pool replaces it.
   pool.on("error", (err) => log.warn({ err }, "idle database connection lost"));
   const db = createPrisma(database.url, config.DB_POOL_SIZE);

@@ -37,7 +37,8 @@ export interface Decision {
  * `ON CONFLICT ... WHERE` runs on the locked, latest row version, which is what makes concurrent API processes
  * exact. The clock is the database's (`statement_timestamp()`), shared by every process; tests pass `$3`.
  * The statement commits asynchronously (ASYNC_COMMIT): a counter needs no WAL flush before the answer, and a
- * database crash can at worst forget the last fraction of a second of counts.
+ * database crash can at worst forget the last fraction of a second of counts. Both statements are prepared once per
+ * connection: planning them cost more than running them (0.9 ms against 0.5 ms, pg_stat_statements).
  */
 function limiterSql(opts: { subjects: string; prelude?: string; result: (rows: string) => string }): string {
   return `
@@ -126,7 +127,7 @@ export class RateLimiter {
 
   async take(subjects: readonly Subject[]): Promise<Decision> {
     if (subjects.length < 1 || subjects.length > 2) throw new Error("RateLimiter.take expects one or two subjects");
-    const { rows } = await this.pool.query<Row>(TAKE_SQL, [subjects.map((s) => s.key), subjects.map((s) => s.limit), this.clock()]);
+    const { rows } = await this.pool.query<Row>({ name: "rate_limit_take", text: TAKE_SQL, values: [subjects.map((s) => s.key), subjects.map((s) => s.limit), this.clock()] });
     return this.decide(subjects, rows);
   }
 
@@ -136,13 +137,11 @@ export class RateLimiter {
    * revocation). `decision` is null exactly when the grant refuses the claims (see `admitGrant`).
    */
   async takeForGrant(claims: PartnerClaims, limits: ApiLimits): Promise<{ grant: GrantView | null; decision: Decision | null }> {
-    const { rows } = await this.pool.query<GrantView & { [K in keyof Row]: Row[K] | null }>(TAKE_FOR_GRANT_SQL, [
-      claims.clientId,
-      [limits.store, limits.application],
-      this.clock(),
-      claims.storeCode,
-      claims.environment,
-    ]);
+    const { rows } = await this.pool.query<GrantView & { [K in keyof Row]: Row[K] | null }>({
+      name: "rate_limit_take_for_grant",
+      text: TAKE_FOR_GRANT_SQL,
+      values: [claims.clientId, [limits.store, limits.application], this.clock(), claims.storeCode, claims.environment],
+    });
     const first = rows[0];
     if (!first) return { grant: null, decision: null };
     const grant: GrantView = {
