@@ -13,10 +13,11 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
  * Prisma's query compiler sends every statement unnamed, so PostgreSQL plans it again on every call: for the
  * order reads, planning took longer than running (0.6–0.9 ms a statement, pg_stat_statements). Naming each
  * distinct statement text makes it a prepared statement on each connection, as the statement cache of Prisma's
- * former query engine did. Statement texts are a bounded set (one per query shape); past MAX_PREPARED, new
- * ones run unnamed as before, so a client sending endless new shapes cannot grow the server's memory.
+ * former query engine did. Statement texts are a bounded set (one per query shape: the REST routes use a few
+ * dozen); past MAX_PREPARED, new ones run unnamed as before, so GraphQL clients sending endless new shapes cannot
+ * grow each connection's memory on the server.
  */
-const MAX_PREPARED = 2000;
+const MAX_PREPARED = 500;
 const statementNames = new Map<string, string>();
 
 function statementName(text: string): string | undefined {
@@ -31,7 +32,8 @@ function statementName(text: string): string | undefined {
 function prepareStatements(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => unknown;
   client.query = ((config: unknown, ...rest: unknown[]) => {
-    if (typeof config === "object" && config !== null && "text" in config && typeof config.text === "string" && !("name" in config)) {
+    // Plain query configs only: a submittable (cursor, stream) must keep its own prototype.
+    if (typeof config === "object" && config !== null && "text" in config && typeof config.text === "string" && !("name" in config) && !("submit" in config)) {
       const name = statementName(config.text);
       if (name) return query({ ...config, name }, ...rest);
     }
