@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client.js";
+import { installPlanCache } from "./plan-cache.js";
 import { createPool } from "./pool.js";
 
 export { Prisma } from "../generated/prisma/client.js";
@@ -42,6 +43,7 @@ function prepareStatements(client: pg.PoolClient): void {
 }
 
 export function createPrisma(connectionString: string, poolSize: number): PrismaClient {
+  installPlanCache();
   const pool = createPool(connectionString, poolSize);
   pool.on("connect", prepareStatements);
   return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });

@@ -12,6 +12,7 @@ import { send } from "../rest/router.js";
 import type { AnyRoute } from "../rest/route.js";
 import { compilePath } from "../rest/router.js";
 import type { SubjectKind } from "../ratelimit/limiter.js";
+import { planCacheStats } from "../db/plan-cache.js";
 
 const DELIVERIES_SQL = `SELECT status::text AS status, count(*)::int AS n FROM "WebhookDelivery" GROUP BY status`;
 
@@ -81,6 +82,29 @@ export class Metrics {
         return scrape(this, QUEUE_SQL, (g: Gauge<"task" | "state">, rows: { task: string; ready: number; scheduled: number; running: number }[]) => {
           for (const r of rows) for (const state of ["ready", "scheduled", "running"] as const) g.set({ task: r.task, state }, r[state]);
         });
+      },
+    });
+    new Gauge({
+      name: "prisma_plan_cache_shapes",
+      help: "Query shapes in this process's Prisma plan cache: cached, or refused (compiled on every call).",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const { shapes } = planCacheStats();
+        this.set({ state: "cached" }, shapes.cached);
+        this.set({ state: "refused" }, shapes.refused);
+      },
+    });
+    new Counter({
+      name: "prisma_query_plans_total",
+      help: "Prisma query plans this process used, by source: the plan cache, or the query compiler.",
+      labelNames: ["source"],
+      registers,
+      collect() {
+        const { plans } = planCacheStats();
+        this.reset();
+        this.inc({ source: "cache" }, plans.cached);
+        this.inc({ source: "compiler" }, plans.compiled);
       },
     });
     new Gauge({

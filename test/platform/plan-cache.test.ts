@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase } from "../helpers/database.js";
+import { createOrder } from "../helpers/fixtures.js";
+import { createPrisma, type Db, type Prisma } from "../../src/db/prisma.js";
+import { createStore } from "../../src/admin/operations.js";
+import { planCacheStats } from "../../src/db/plan-cache.js";
+
+let drop: () => Promise<void>;
+let db: Db;
+const stores: { id: string; orderIds: string[] }[] = [];
+
+beforeAll(async () => {
+  let url: string;
+  ({ url, drop } = await createTestDatabase());
+  db = createPrisma(url, 2);
+  for (const name of ["Plan A", "Plan B", "Plan C"]) {
+    const store = await createStore(db, { name, environment: "PRODUCTION" });
+    const orderIds = [];
+    for (let i = 0; i < 3; i++) orderIds.push((await createOrder(db, store.id, { createdAt: new Date(Date.UTC(2026, 0, 1 + i)) })).id);
+    stores.push({ id: store.id, orderIds });
+  }
+});
+afterAll(async () => {
+  await db.$disconnect();
+  await drop();
+});
+
+const include = {
+  customer: true,
+  items: { orderBy: [{ position: "asc" }, { id: "asc" }], include: { additionals: { orderBy: [{ name: "asc" }, { id: "asc" }] } } },
+  payments: { orderBy: { id: "asc" } },
+} satisfies Prisma.OrderInclude;
+
+/** The same shape every call, as a REST route sends it: only the store and the cursor change. */
+const page = (storeId: string, after?: string) =>
+  db.order.findMany({
+    relationLoadStrategy: "join",
+    where: { storeId },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: 2,
+    ...(after ? { cursor: { id: after }, skip: 1 } : {}),
+    include,
+  });
+
+/** What PostgreSQL says the page is, without Prisma. */
+async function expectedPage(storeId: string, after?: string): Promise<string[]> {
+  const rows = await db.$queryRawUnsafe<{ id: string }[]>(
+    `select id from "Order" where "storeId" = $1::uuid
+       and ($2::uuid is null or ("createdAt", id) < (select "createdAt", id from "Order" where id = $2::uuid))
+     order by "createdAt" desc, id desc limit 2`,
+    storeId,
+    after ?? null,
+  );
+  return rows.map((r) => r.id);
+}
+
+describe("Prisma's plan cache", () => {
+  it("compiles a read's shape once and answers every call with that call's values", async () => {
+    const before = planCacheStats();
+    for (const round of [0, 1]) {
+      for (const store of stores) {
+        const first = await page(store.id);
+        expect(first.map((o) => o.id)).toEqual(await expectedPage(store.id));
+        expect(first.every((o) => o.storeId === store.id && o.items.length === 2 && o.items[0].additionals.length === 1)).toBe(true);
+        const second = await page(store.id, first[1].id);
+        expect(second.map((o) => o.id)).toEqual(await expectedPage(store.id, first[1].id));
+        if (round === 1) expect(second.map((o) => o.storeId)).toEqual([store.id]);
+      }
+    }
+    const after = planCacheStats();
+    // Two shapes (with and without a cursor), 12 calls: 2 compiled and 10 taken from the cache.
+    expect(after.shapes.cached - before.shapes.cached).toBe(2);
+    expect(after.plans.cached - before.plans.cached).toBe(10);
+  });
+
+  it("finds one order by id and store from the cache, and nothing for another store's order", async () => {
+    const [a, b] = stores;
+    const find = (storeId: string, id: string) => db.order.findFirst({ where: { id, storeId }, include: { statusHistory: true } });
+    await find(a.id, a.orderIds[0]);
+    const cachedBefore = planCacheStats().plans.cached;
+    expect((await find(b.id, b.orderIds[2]))?.id).toBe(b.orderIds[2]);
+    expect(await find(b.id, a.orderIds[0])).toBeNull();
+    expect((await find(a.id, a.orderIds[1]))?.storeId).toBe(a.id);
+    expect(planCacheStats().plans.cached - cachedBefore).toBe(3);
+  });
+
+  it("refuses a shape whose filled plan differs from the compiler's, and keeps compiling it correctly", async () => {
+    // An Int compared with a placeholder is typed int, and bigint when written out: the plans differ.
+    const before = planCacheStats();
+    const numbered = (storeId: string, n: number) => db.order.findMany({ where: { storeId, orderNumber: { gt: n } }, select: { orderNumber: true } });
+    const [low, middle, high] = (await db.order.findMany({ where: { storeId: stores[1].id }, select: { orderNumber: true } })).map((o) => o.orderNumber).sort((x, y) => x - y);
+    expect((await numbered(stores[1].id, low)).map((o) => o.orderNumber).sort((x, y) => x - y)).toEqual([middle, high]);
+    expect((await numbered(stores[1].id, middle)).map((o) => o.orderNumber)).toEqual([high]);
+    const after = planCacheStats();
+    expect(after.shapes.refused - before.shapes.refused).toBe(1);
+    expect(after.plans.cached).toBe(before.plans.cached);
+  });
+
+  it("keeps Prisma's own error for an unknown enum value, and caches nothing for it", async () => {
+    const before = planCacheStats();
+    const bogus = () => db.order.findMany({ where: { storeId: stores[0].id, status: "BOGUS" as never } });
+    await expect(bogus()).rejects.toThrow(/Invalid value for argument `status`/);
+    await expect(bogus()).rejects.toThrow(/Invalid value for argument `status`/);
+    expect(planCacheStats().shapes).toEqual(before.shapes);
+    // A known value is part of the shape, so each status is a shape of its own, and correct.
+    expect((await db.order.findMany({ where: { storeId: stores[0].id, status: "PENDING" } })).length).toBe(3);
+    expect((await db.order.findMany({ where: { storeId: stores[0].id, status: "DELIVERED" } })).length).toBe(0);
+  });
+});
