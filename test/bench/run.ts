@@ -28,7 +28,8 @@ import { profileApi } from "./profile.js";
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600),
- * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts).
+ * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
+ * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
 const MODULES = ["reads", "deep", "profile", "latency", "throughput"] as const;
@@ -78,7 +79,8 @@ function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     await stopAll();
     await database?.close();
-    if (logDir) await rm(logDir, { recursive: true, force: true });
+    if (logDir && process.env.BENCH_KEEP_LOGS) say(`logs and CPU profile kept in ${logDir}`);
+    else if (logDir) await rm(logDir, { recursive: true, force: true });
   })();
   return cleaning;
 }
