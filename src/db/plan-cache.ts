@@ -15,10 +15,10 @@ import * as enums from "../generated/prisma/enums.js";
  * the compiler would have built.
  *
  * Only reads are cached, and only values compared with a column in a `where` or a `cursor` become placeholders;
- * `take`, `skip`, `orderBy`, `mode`, booleans and enum values stay part of the shape (an unknown enum value must
- * still fail in the compiler with Prisma's own error). And the cache checks rather than trusts: the first time
- * a shape is seen, the filled plan must equal, deeply, the compiler's own plan for that call, or the shape is
- * never cached and is compiled on every call as before.
+ * `take`, `skip`, `orderBy`, booleans, enum values (an unknown one must still fail in the compiler with Prisma's
+ * own error) and the operands of JSON, scalar-list and full-text filters stay part of the shape. And the cache
+ * checks rather than trusts: the first time a shape is seen, the filled plan must equal, deeply, the compiler's
+ * own plan for that call, or the shape is never cached and is compiled on every call as before.
  */
 
 /** Distinct shapes kept, least recently used first out: the REST routes use a few dozen. */
@@ -31,6 +31,11 @@ const READ_ACTIONS = new Set(["findMany", "findFirst", "findFirstOrThrow", "find
 const NESTED_WHERE = new Set(["AND", "OR", "NOT", "some", "every", "none", "is", "isNot"]);
 /** Filter operators whose operand is a value or a list of values. */
 const VALUE_OPERATORS = new Set(["equals", "not", "lt", "lte", "gt", "gte", "in", "notIn", "contains", "startsWith", "endsWith"]);
+/** Scalar-list, JSON and full-text operators: their operands stay in the shape (see `operand`). */
+const LITERAL_OPERATORS = new Set([
+  "mode", "search", "has", "hasSome", "hasEvery", "isEmpty", "isSet",
+  "string_contains", "string_starts_with", "string_ends_with", "array_contains", "array_starts_with", "array_ends_with",
+]);
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -78,7 +83,7 @@ function condition(v: Json, values: Json[]): Json {
   if ("path" in v) return v; // a JSON filter
   const out: JsonObject = {};
   for (const k of Object.keys(v)) {
-    if (k === "mode") out[k] = v[k];
+    if (LITERAL_OPERATORS.has(k)) out[k] = v[k];
     else if (NESTED_WHERE.has(k)) out[k] = where(v[k], values);
     else out[k] = VALUE_OPERATORS.has(k) ? operand(v[k], values) : condition(v[k], values);
   }
