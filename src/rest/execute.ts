@@ -11,6 +11,16 @@ export function prepareDocument(schema: GraphQLSchema, source: string, name: str
 }
 
 /**
+ * What answers a route once its input is valid: `runDocument` on the route's GraphQL document, always, in the
+ * service. It is a parameter only so the read benchmark's baseline (b) can answer the same routes through the same
+ * pipeline with direct Prisma calls, which measures what GraphQL costs and nothing else.
+ */
+export type OperationRunner = (
+  operation: { operationId: string; document: DocumentNode; variables: Record<string, unknown> },
+  contextValue: Context,
+) => Promise<Record<string, unknown>>;
+
+/**
  * Runs a prepared document in-process. The first error decides the response: an ApiError keeps its code,
  * anything else is logged by the caller and becomes a 500 without leaking its message.
  */

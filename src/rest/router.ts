@@ -6,7 +6,7 @@ import { createContext } from "../graphql/context.js";
 import type { Services } from "../services.js";
 import { parseBody, readBody } from "../http/body.js";
 import { compileBody, compileObject, check, pickDeclared, type InputValidators } from "./validate.js";
-import { prepareDocument, runDocument } from "./execute.js";
+import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
 import type { AnyRoute, RouteInput, RouteResult } from "./route.js";
 
 interface CompiledRoute {
@@ -61,9 +61,10 @@ export class RestRouter {
 
   constructor(
     private readonly services: Services,
-    private readonly schema: GraphQLSchema,
+    schema: GraphQLSchema,
     routes: AnyRoute[],
     private readonly middleware: RouteMiddleware[] = [],
+    private readonly runOperation: OperationRunner = (op, ctx) => runDocument(schema, op.document, op.variables, ctx),
   ) {
     this.compiled = routes.map((route) => {
       const { pattern, paramNames } = compilePath(route.path);
@@ -119,7 +120,7 @@ export class RestRouter {
 
     const run = async (): Promise<RouteResult> => {
       const ctx = createContext(this.services, principal, r.requestId);
-      const data = await runDocument(this.schema, compiled.document, route.variables(input), ctx);
+      const data = await this.runOperation({ operationId: route.operationId, document: compiled.document, variables: route.variables(input) }, ctx);
       return route.respond(data as never, input);
     };
     const chain = this.middleware.reduceRight<() => Promise<RouteResult>>(

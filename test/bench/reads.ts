@@ -1,14 +1,19 @@
 import pg from "pg";
 import { interleave, sideBySide, type BenchContext, type Contender, type ModuleResult } from "./context.js";
-import { startService, watchRss, type Service } from "./lib/processes.js";
+import { serviceCommand, startService, watchRss, type Service } from "./lib/processes.js";
 import type { Target } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
 
 /**
  * GET /public/v1/orders?limit=20 and GET /public/v1/orders/{id} through the full stack, side by side with
- * (a) bare node:http + pg and (b) node:http + the same Prisma query without GraphQL. Also records the API
- * process's peak resident memory while it serves these loads.
+ * (a) the same query on bare node:http + pg, and (b) the same route without GraphQL: the service's own pipeline
+ * with the operation answered by a direct Prisma call. (b′), the Prisma call on bare node:http, is measured for
+ * information: it shows what the pipeline costs. Also records the API process's peak resident memory.
  */
+
+const PG = "(a) node:http + pg";
+const PRISMA_ROUTE = "(b) service pipeline + Prisma, no GraphQL";
+const PRISMA_BARE = "(b′) node:http + Prisma, no pipeline";
 
 const DETAIL_ORDERS_PER_TENANT = 10;
 
@@ -45,9 +50,14 @@ async function sameAnswers(servers: readonly Service[], targets: readonly Target
 
 export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
   const env = { DATABASE_URL: ctx.databaseUrl, DB_POOL_SIZE: ctx.apiEnv.DB_POOL_SIZE };
-  const start = (name: string, file: string) =>
-    startService({ name, args: ["--import", "tsx", `test/bench/baselines/${file}`], env, logDir: ctx.logDir, ready: /"msg":"listening"/ });
-  const [pgBaseline, prismaBaseline] = await Promise.all([start("baseline-pg", "pg-server.ts"), start("baseline-prisma", "prisma-server.ts")]);
+  const start = (name: string, file: string, environment: Record<string, string>) =>
+    startService({ name, args: ["--import", "tsx", `test/bench/baselines/${file}`], env: environment, logDir: ctx.logDir, ready: /"msg":"listening"/ });
+  // Baseline (b) is the service with GraphQL swapped out: it gets the API's configuration and `npm start`'s environment.
+  const [pgBaseline, prismaRoute, prismaBare] = await Promise.all([
+    start("baseline-pg", "pg-server.ts", env),
+    start("baseline-prisma-route", "prisma-route-server.ts", serviceCommand("api", ctx.apiEnv).env),
+    start("baseline-prisma", "prisma-server.ts", env),
+  ]);
   const verdicts: Verdict[] = [];
   const measurements: Measurement[] = [];
   const notes: string[] = [];
@@ -56,7 +66,7 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
       { name: "GET /public/v1/orders?limit=20", short: "list", targets: interleave(ctx.tenants.map((t) => [{ path: "/public/v1/orders?limit=20", token: t.token }])) },
       { name: "GET /public/v1/orders/{id}", short: "detail", targets: await detailTargets(ctx) },
     ];
-    const servers = [ctx.api, pgBaseline, prismaBaseline];
+    const servers = [ctx.api, pgBaseline, prismaRoute, prismaBare];
     const rss = watchRss(ctx.api);
     let peak: number;
     try {
@@ -66,8 +76,9 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
         if (mismatch) notes.push(`${route.short}: ${mismatch}`);
         const contenders: Contender[] = [
           { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets, service: ctx.api },
-          { name: "(a) node:http + pg", baseUrl: pgBaseline.baseUrl, targets: route.targets, service: pgBaseline },
-          { name: "(b) node:http + Prisma", baseUrl: prismaBaseline.baseUrl, targets: route.targets, service: prismaBaseline },
+          { name: PG, baseUrl: pgBaseline.baseUrl, targets: route.targets, service: pgBaseline },
+          { name: PRISMA_ROUTE, baseUrl: prismaRoute.baseUrl, targets: route.targets, service: prismaRoute },
+          { name: PRISMA_BARE, baseUrl: prismaBare.baseUrl, targets: route.targets, service: prismaBare },
         ];
         const results = await sideBySide(ctx, contenders);
         for (const c of contenders) {
@@ -79,7 +90,7 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
           ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}${cpu}${databaseCpu}, failures ${r.failures}`);
         }
         const ours = results.get("façade");
-        for (const [baseline, goal] of [["(a) node:http + pg", 0.5], ["(b) node:http + Prisma", 0.9]] as const) {
+        for (const [baseline, goal] of [[PG, 0.5], [PRISMA_ROUTE, 0.9]] as const) {
           const theirs = results.get(baseline);
           if (!ours || !theirs) continue;
           const ratio = ours.rps / theirs.rps;
@@ -107,6 +118,6 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
     });
     return { verdicts, measurements, notes };
   } finally {
-    await Promise.all([pgBaseline.stop(), prismaBaseline.stop()]);
+    await Promise.all([pgBaseline.stop(), prismaRoute.stop(), prismaBare.stop()]);
   }
 }

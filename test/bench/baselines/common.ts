@@ -2,10 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/db/prisma.js";
 
 /**
- * What the two baselines share: an order in the REST response shape (the fields and field order the façade's
- * GraphQL documents produce, so responses compare byte for byte), the tenant taken from the bearer token, the
- * two routes, and a plain node:http server. The baselines deliberately skip what the façade adds around the
- * query: signature verification, grant lookup, rate limiting, input validation, request logs and metrics.
+ * An order in the REST response shape (the fields and field order the façade's GraphQL documents produce, so
+ * responses compare byte for byte), for every baseline; and, for the bare ones, (a) and (b′), the tenant taken
+ * from the bearer token, the two routes and a plain node:http server. The bare baselines deliberately skip what
+ * the service adds around the query: signature verification, grant lookup, rate limiting, input validation,
+ * request logs and metrics. Baseline (b) keeps all of that (prisma-route-server.ts).
  */
 
 export type FullOrder = Order & {
