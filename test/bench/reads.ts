@@ -1,6 +1,6 @@
 import pg from "pg";
 import { interleave, sideBySide, type BenchContext, type Contender, type ModuleResult } from "./context.js";
-import { serviceCommand, startService, watchRss, type Service } from "./lib/processes.js";
+import { scriptCommand, startService, watchRss, type Service } from "./lib/processes.js";
 import type { Target } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
 
@@ -50,13 +50,15 @@ async function sameAnswers(servers: readonly Service[], targets: readonly Target
 
 export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
   const env = { DATABASE_URL: ctx.databaseUrl, DB_POOL_SIZE: ctx.apiEnv.DB_POOL_SIZE };
-  const start = (name: string, file: string, environment: Record<string, string>) =>
-    startService({ name, args: ["--import", "tsx", `test/bench/baselines/${file}`], env: environment, logDir: ctx.logDir, ready: /"msg":"listening"/ });
-  // Baseline (b) is the service with GraphQL swapped out: it gets the API's configuration and `npm start`'s environment.
+  const start = (name: string, command: { args: string[]; env: Record<string, string> }) =>
+    startService({ name, ...command, logDir: ctx.logDir, ready: /"msg":"listening"/ });
+  const bare = (file: string) => ({ args: ["--import", "tsx", `test/bench/baselines/${file}`], env });
+  // Baseline (b) is the service with GraphQL swapped out: the API's configuration, `npm start`'s environment and
+  // Node flags (the old-space cap changes how often V8 collects), so the code is the only difference.
   const [pgBaseline, prismaRoute, prismaBare] = await Promise.all([
-    start("baseline-pg", "pg-server.ts", env),
-    start("baseline-prisma-route", "prisma-route-server.ts", serviceCommand("api", ctx.apiEnv).env),
-    start("baseline-prisma", "prisma-server.ts", env),
+    start("baseline-pg", bare("pg-server.ts")),
+    start("baseline-prisma-route", scriptCommand("test/bench/baselines/prisma-route-server.ts", ctx.apiEnv)),
+    start("baseline-prisma", bare("prisma-server.ts")),
   ]);
   const verdicts: Verdict[] = [];
   const measurements: Measurement[] = [];

@@ -152,11 +152,11 @@ export async function stopAll(): Promise<void> {
 }
 
 /**
- * The command line of our own service CLI, as `npm start` runs it: the environment assignments, Node flags and
- * entry point of package.json's start script (the bundle `npm run build` writes; `npm run bench` builds it first),
- * so the measured process is the one that ships. `env` is merged into the process's environment.
+ * What package.json's start script gives the process it starts: its environment assignments (merged over `env`)
+ * and its Node flags, and the entry point after them (the bundle `npm run build` writes; `npm run bench` builds it
+ * first).
  */
-export function serviceCommand(role: "api" | "worker", env: Record<string, string>, nodeFlags: string[] = []): { args: string[]; env: Record<string, string> } {
+function startScript(env: Record<string, string>): { env: Record<string, string>; nodeFlags: string[]; entry: string[] } {
   const { scripts } = JSON.parse(readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } };
   const words = scripts.start.split(/\s+/);
   const assignments: Record<string, string> = {};
@@ -166,5 +166,21 @@ export function serviceCommand(role: "api" | "worker", env: Record<string, strin
   }
   const [command, ...args] = words;
   if (command !== "node") throw new Error(`package.json's start script must run node directly, not ${command}`);
-  return { args: [...nodeFlags, ...args, "--role", role], env: { ...assignments, ...env } };
+  const firstArgument = args.findIndex((a) => !a.startsWith("-"));
+  return { env: { ...assignments, ...env }, nodeFlags: args.slice(0, firstArgument), entry: args.slice(firstArgument) };
+}
+
+/**
+ * The command line of our own service CLI, as `npm start` runs it, so the measured process is the one that ships.
+ * `env` is merged into the process's environment.
+ */
+export function serviceCommand(role: "api" | "worker", env: Record<string, string>, nodeFlags: string[] = []): { args: string[]; env: Record<string, string> } {
+  const start = startScript(env);
+  return { args: [...nodeFlags, ...start.nodeFlags, ...start.entry, "--role", role], env: start.env };
+}
+
+/** Another script run under `npm start`'s environment and Node flags (a baseline that must differ from the API in its code only). */
+export function scriptCommand(script: string, env: Record<string, string>): { args: string[]; env: Record<string, string> } {
+  const start = startScript(env);
+  return { args: [...start.nodeFlags, "--import", "tsx", script], env: start.env };
 }
