@@ -5,6 +5,7 @@ import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
 import { workerTuning } from "./tuning.js";
+import { startQueueVacuum } from "./queue-vacuum.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
@@ -30,6 +31,12 @@ export async function startWorker(services: Services, databaseUrl: string, metri
     throw err;
   });
   metrics?.watchWorker(runner);
-  void runner.promise.finally(() => Promise.all([recovery.stop(), pgPool.end()])).catch(() => undefined);
+  const vacuum = startQueueVacuum(runner, pgPool, log);
+  void runner.promise
+    .finally(() => {
+      vacuum.stop();
+      return Promise.all([recovery.stop(), pgPool.end()]);
+    })
+    .catch(() => undefined);
   return runner;
 }
