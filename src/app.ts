@@ -7,6 +7,7 @@ import { createPrisma, type Db } from "./db/prisma.js";
 import { createPool } from "./db/pool.js";
 import { SecretBox } from "./crypto/encryption.js";
 import { KeyRing } from "./auth/keys.js";
+import { resolveIssuer } from "./auth/issuer.js";
 import type { Services } from "./services.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
@@ -39,7 +40,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const box = new SecretBox(await masterKey(config, db));
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
-  const services: Services = { config, log, db, pool, box, keys };
+  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db) };
   return {
     services,
     databaseUrl: database.url,

@@ -38,6 +38,6 @@ export async function handleTokenRequest(
     Object.assign(body, basic);
   }
   if (typeof body.client_id === "string" && body.client_id !== "") await limit(body.client_id);
-  const token = await issueToken(services.db, services.keys, { issuer: services.config.publicBaseUrl, ttlSeconds: services.config.ACCESS_TOKEN_TTL_SECONDS }, body);
+  const token = await issueToken(services.db, services.keys, { issuer: services.issuer, ttlSeconds: services.config.ACCESS_TOKEN_TTL_SECONDS }, body);
   send(res, 200, token, { "cache-control": "no-store", pragma: "no-cache" });
 }
