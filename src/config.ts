@@ -81,7 +81,15 @@ const envSchema = z.object({
   RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
   RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),
   RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
+  /** Token requests per minute per client_id and source address; default 60. */
   RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
+  /** Failed token requests per minute per source address before its token requests get 429; default 30. */
+  RATE_LIMIT_TOKEN_FAILURES_PER_ADDRESS: positiveInt.default(30),
+  /**
+   * Proxies in front of the API that append to X-Forwarded-For; the client's address is the entry that many hops
+   * from the right. Default 0: the socket's address, X-Forwarded-For ignored (a client could forge it).
+   */
+  TRUSTED_PROXY_HOPS: nonNegativeInt.max(10, "must be at most 10").default(0),
   /** Slow secret hashes (scrypt, 16 MiB each) running at once per process; default 2. */
   SECRET_HASH_CONCURRENCY: positiveInt.max(64, "must be at most 64").default(DEFAULT_HASHING.concurrency),
   /** Secret hashes that may wait for a slot; more get 503 at once; default 32. */
