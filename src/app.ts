@@ -7,6 +7,8 @@ import { createPrisma, type Db } from "./db/prisma.js";
 import { createPool } from "./db/pool.js";
 import { SecretBox } from "./crypto/encryption.js";
 import { KeyRing } from "./auth/keys.js";
+import { resolveIssuer } from "./auth/issuer.js";
+import { configureHashing } from "./crypto/hash.js";
 import type { Services } from "./services.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
@@ -30,6 +32,7 @@ export interface Started {
 }
 
 export async function startServices(config: Config, log: Logger, opts: { migrate?: boolean } = {}): Promise<Started> {
+  configureHashing({ concurrency: config.SECRET_HASH_CONCURRENCY, queue: config.SECRET_HASH_QUEUE, waitMs: config.SECRET_HASH_WAIT_MS });
   const database = await openDatabase(config, log);
   if (opts.migrate !== false) await migrate(database.url, log);
   const pool = createPool(database.url, config.DB_POOL_SIZE);
@@ -39,7 +42,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const box = new SecretBox(await masterKey(config, db));
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
-  const services: Services = { config, log, db, pool, box, keys };
+  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db) };
   return {
     services,
     databaseUrl: database.url,

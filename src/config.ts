@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { JWK } from "jose";
+import { DEFAULT_HASHING } from "./crypto/hash.js";
 
 const boolean = z
   .enum(["true", "false", "1", "0"], { message: "must be true or false" })
@@ -12,6 +13,7 @@ const port = z.coerce
   .max(65535, "must be 0..65535");
 
 const positiveInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").positive("must be positive");
+const nonNegativeInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more");
 
 const duration = /^(\d+)(ms|s|m|h)$/;
 const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -79,7 +81,21 @@ const envSchema = z.object({
   RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
   RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),
   RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
+  /** Token requests per minute per client_id and source address; default 60. */
   RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
+  /** Failed token requests per minute per source address before its token requests get 429; default 30. */
+  RATE_LIMIT_TOKEN_FAILURES_PER_ADDRESS: positiveInt.default(30),
+  /**
+   * Proxies in front of the API that append to X-Forwarded-For; the client's address is the entry that many hops
+   * from the right. Default 0: the socket's address, X-Forwarded-For ignored (a client could forge it).
+   */
+  TRUSTED_PROXY_HOPS: nonNegativeInt.max(10, "must be at most 10").default(0),
+  /** Slow secret hashes (scrypt, 16 MiB each) running at once per process; default 2. */
+  SECRET_HASH_CONCURRENCY: positiveInt.max(64, "must be at most 64").default(DEFAULT_HASHING.concurrency),
+  /** Secret hashes that may wait for a slot; more get 503 at once; default 32. */
+  SECRET_HASH_QUEUE: nonNegativeInt.default(DEFAULT_HASHING.queue),
+  /** How long a secret hash may wait for a slot before 503; default 2000 ms. */
+  SECRET_HASH_WAIT_MS: positiveInt.default(DEFAULT_HASHING.waitMs),
   WORKER_CONCURRENCY: positiveInt.default(32),
   DB_POOL_SIZE: positiveInt.default(10),
   /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */

@@ -14,4 +14,6 @@ export interface Services {
   pool: pg.Pool;
   box: SecretBox;
   keys: KeyRing;
+  /** The `iss` of access tokens, the same for every process of the deployment. */
+  issuer: string;
 }

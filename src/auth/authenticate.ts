@@ -33,5 +33,5 @@ export async function resolvePrincipal(
   }
   const configured = services.config.ADMIN_API_KEY;
   if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
-  return admit(await verifyPartnerToken(token, services.keys, services.config.publicBaseUrl));
+  return admit(await verifyPartnerToken(token, services.keys, services.issuer));
 }

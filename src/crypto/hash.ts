@@ -1,9 +1,102 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import { ApiError } from "../errors.js";
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
+export interface HashingLimits {
+  /** Slow hashes running at once in this process. */
+  concurrency: number;
+  /** Hashes that may wait for a free slot; one more is refused at once. */
+  queue: number;
+  /** How long a waiting hash may wait before it is refused. */
+  waitMs: number;
+}
+
+export const DEFAULT_HASHING: HashingLimits = { concurrency: 2, queue: 32, waitMs: 2000 };
+
+/** What the gate has done since the process started (read by /metrics and by tests). */
+export interface HashingStats {
+  started: number;
+  refused: number;
+  running: number;
+  waiting: number;
+  /** The most hashes that ever ran at once. */
+  peakRunning: number;
+}
+
+/**
+ * Every slow hash of the process passes this gate. Each scrypt holds 16 MiB and a libuv thread for tens of
+ * milliseconds, so a flood of token requests or Application creations would otherwise take the memory, every
+ * thread of the pool and the latency of everyone else; past the queue it is shed with 503.
+ */
+class HashGate {
+  private limits = DEFAULT_HASHING;
+  private running = 0;
+  private readonly waiters: (() => void)[] = [];
+  readonly stats = { started: 0, refused: 0, peakRunning: 0 };
+
+  configure(limits: HashingLimits): void {
+    this.limits = limits;
+  }
+
+  snapshot(): HashingStats {
+    return { ...this.stats, running: this.running, waiting: this.waiters.length };
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running < this.limits.concurrency) this.running += 1;
+    else await this.wait();
+    this.stats.started += 1;
+    this.stats.peakRunning = Math.max(this.stats.peakRunning, this.running);
+    try {
+      return await work();
+    } finally {
+      const next = this.waiters.shift();
+      if (next) next();
+      else this.running -= 1;
+    }
+  }
+
+  /**
+   * Resolves when a finishing hash hands its slot over: `running` is not decremented in between, so a newcomer
+   * cannot slip in ahead of the queue and exceed the bound.
+   */
+  private wait(): Promise<void> {
+    if (this.waiters.length >= this.limits.queue) return Promise.reject(this.refuse());
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(wake), 1);
+        reject(this.refuse());
+      }, this.limits.waitMs);
+      this.waiters.push(wake);
+    });
+  }
+
+  private refuse(): ApiError {
+    this.stats.refused += 1;
+    return new ApiError("SERVICE_UNAVAILABLE", "Too many credential checks are in progress. Retry after 1 s, backing off with jitter.", undefined, {
+      "retry-after": "1",
+    });
+  }
+}
+
+const gate = new HashGate();
+
+/** Sets the process-wide bound on slow hashing (from configuration, at start). */
+export function configureHashing(limits: HashingLimits): void {
+  gate.configure(limits);
+}
+
+export function hashingStats(): HashingStats {
+  return gate.snapshot();
+}
+
 function scryptAsync(secret: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((res, rej) => scrypt(secret, salt, keylen, opts, (e, key) => (e ? rej(e) : res(key))));
+  return gate.run(() => new Promise((res, rej) => scrypt(secret, salt, keylen, opts, (e, key) => (e ? rej(e) : res(key)))));
 }
 
 export function randomToken(bytes = 32): string {

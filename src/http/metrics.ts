@@ -4,7 +4,7 @@ import type pg from "pg";
 import type { Runner } from "graphile-worker";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { ApiError } from "../errors.js";
-import { safeEqual } from "../crypto/hash.js";
+import { hashingStats, safeEqual } from "../crypto/hash.js";
 import type { Logger } from "../log.js";
 import type { Config } from "../config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
@@ -105,6 +105,35 @@ export class Metrics {
         this.reset();
         this.inc({ source: "cache" }, plans.cached);
         this.inc({ source: "compiler" }, plans.compiled);
+      },
+    });
+    new Counter({
+      name: "secret_hashes_total",
+      help: "Slow secret hashes (scrypt) this process started: token requests and Application creations.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(hashingStats().started);
+      },
+    });
+    new Counter({
+      name: "secret_hash_rejections_total",
+      help: "Secret hashes refused with 503 because the bound on concurrent hashing and its queue were full.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(hashingStats().refused);
+      },
+    });
+    new Gauge({
+      name: "secret_hashes",
+      help: "Secret hashes now running, or waiting for a slot.",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const { running, waiting } = hashingStats();
+        this.set({ state: "running" }, running);
+        this.set({ state: "waiting" }, waiting);
       },
     });
     new Gauge({

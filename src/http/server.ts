@@ -12,6 +12,7 @@ import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { handleTokenRequest } from "./token.js";
+import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { readBody } from "./body.js";
 import { Metrics } from "./metrics.js";
@@ -80,7 +81,11 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     if (path === "/partner/auth/token") {
       only("POST");
-      return handleTokenRequest(services, req, res, (clientId) => limits.token(res, clientId));
+      const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
+      return handleTokenRequest(services, req, res, {
+        admit: (clientId) => limits.token(res, clientId, address),
+        failed: () => limits.tokenFailed(address),
+      });
     }
     if (path === "/graphql") {
       const wantsGraphiql = method === "GET" && (req.headers.accept ?? "").includes("text/html");

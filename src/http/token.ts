@@ -16,16 +16,16 @@ function basicCredentials(header: string | undefined): { client_id: string; clie
   return { client_id: unescape(decoded.slice(0, i)), client_secret: unescape(decoded.slice(i + 1)) };
 }
 
-/**
- * POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. `limit` runs once the
- * client_id is known, before the credentials are checked (the per-client limit of DECISIONS §9).
- */
-export async function handleTokenRequest(
-  services: Services,
-  req: IncomingMessage,
-  res: ServerResponse,
-  limit: (clientId: string) => Promise<void> = async () => undefined,
-): Promise<void> {
+/** The token endpoint's limits against credential stuffing, for one request. */
+export interface TokenLimits {
+  /** Runs once the client_id is known, before the secret is hashed; refuses by throwing. */
+  admit(clientId: string): Promise<void>;
+  /** Runs when the credentials did not verify. */
+  failed(): Promise<void>;
+}
+
+/** POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. */
+export async function handleTokenRequest(services: Services, req: IncomingMessage, res: ServerResponse, limits: TokenLimits): Promise<void> {
   const raw = await readBody(req);
   const parsed = parseBody(req, raw) ?? {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed === null) throw invalidRequest("The body must be a JSON object.");
@@ -37,7 +37,11 @@ export async function handleTokenRequest(
     }
     Object.assign(body, basic);
   }
-  if (typeof body.client_id === "string" && body.client_id !== "") await limit(body.client_id);
-  const token = await issueToken(services.db, services.keys, { issuer: services.config.publicBaseUrl, ttlSeconds: services.config.ACCESS_TOKEN_TTL_SECONDS }, body);
+  if (typeof body.client_id === "string" && body.client_id !== "") await limits.admit(body.client_id);
+  const settings = { issuer: services.issuer, ttlSeconds: services.config.ACCESS_TOKEN_TTL_SECONDS };
+  const token = await issueToken(services.db, services.keys, settings, body).catch(async (e: unknown) => {
+    if (e instanceof ApiError && e.code === "INVALID_CLIENT") await limits.failed();
+    throw e;
+  });
   send(res, 200, token, { "cache-control": "no-store", pragma: "no-cache" });
 }

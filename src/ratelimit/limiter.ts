@@ -3,7 +3,7 @@ import { remaining, slotFreesAt, type WindowState } from "./window.js";
 import { ASYNC_COMMIT } from "../db/async-commit.js";
 import { grantSql, type GrantView, type PartnerClaims } from "../auth/tokens.js";
 
-export type SubjectKind = "store" | "application" | "token";
+export type SubjectKind = "store" | "application" | "token" | "token_failures";
 
 export interface Subject {
   kind: SubjectKind;
@@ -11,6 +11,8 @@ export interface Subject {
   key: string;
   /** Requests per minute. */
   limit: number;
+  /** Only asks whether one more would fit, counting nothing (what is counted elsewhere, e.g. failures). */
+  probe?: boolean;
 }
 
 /** Requests per minute for a store and for an Application, by the token's environment. */
@@ -33,7 +35,8 @@ export interface Decision {
 /**
  * One round trip for up to two subjects (store, then Application). Each subject's current-minute row is
  * incremented only when the weighted estimate stays within its limit; the second subject is tried only when the
- * first admitted the request, so a request refused by its store never touches the Application's row. The
+ * first admitted the request, so a request refused by its store never touches the Application's row. A subject's
+ * `step` is 1, or 0 for a probe (refused at its limit like any subject, but counting nothing). The
  * `ON CONFLICT ... WHERE` runs on the locked, latest row version, which is what makes concurrent API processes
  * exact. The clock is the database's (`statement_timestamp()`), shared by every process; tests pass `$3`.
  * The statement commits asynchronously (ASYNC_COMMIT): a counter needs no WAL flush before the answer, and a
@@ -49,7 +52,7 @@ clock AS MATERIALIZED (
   CROSS JOIN ${ASYNC_COMMIT}
 ),
 s AS MATERIALIZED (
-  SELECT u.ord, u.subject, u.lim, c.t, c.cur,
+  SELECT u.ord, u.subject, u.lim, u.step, c.t, c.cur,
     coalesce((SELECT p.count FROM "RateLimitCounter" p
               WHERE p.subject = u.subject AND p."windowStart" = c.cur - interval '1 minute'), 0) AS prev,
     coalesce((SELECT q.count FROM "RateLimitCounter" q
@@ -61,15 +64,15 @@ w AS (
 ),
 first AS (
   INSERT INTO "RateLimitCounter" AS r (subject, "windowStart", count)
-  SELECT subject, cur, 1 FROM w WHERE ord = 1 AND 1 + carried <= lim
-  ON CONFLICT (subject, "windowStart") DO UPDATE SET count = r.count + 1
+  SELECT subject, cur, step FROM w WHERE ord = 1 AND 1 + carried <= lim
+  ON CONFLICT (subject, "windowStart") DO UPDATE SET count = r.count + (SELECT step FROM w WHERE ord = 1)
   WHERE r.count + 1 + (SELECT carried FROM w WHERE ord = 1) <= (SELECT lim FROM w WHERE ord = 1)
   RETURNING r.count
 ),
 second AS (
   INSERT INTO "RateLimitCounter" AS r (subject, "windowStart", count)
-  SELECT subject, cur, 1 FROM w WHERE ord = 2 AND 1 + carried <= lim AND EXISTS (SELECT 1 FROM first)
-  ON CONFLICT (subject, "windowStart") DO UPDATE SET count = r.count + 1
+  SELECT subject, cur, step FROM w WHERE ord = 2 AND 1 + carried <= lim AND EXISTS (SELECT 1 FROM first)
+  ON CONFLICT (subject, "windowStart") DO UPDATE SET count = r.count + (SELECT step FROM w WHERE ord = 2)
   WHERE r.count + 1 + (SELECT carried FROM w WHERE ord = 2) <= (SELECT lim FROM w WHERE ord = 2)
   RETURNING r.count
 )
@@ -80,7 +83,7 @@ FROM s`)}`;
 }
 
 const TAKE_SQL = limiterSql({
-  subjects: "unnest($1::text[], $2::int[]) WITH ORDINALITY AS u(subject, lim, ord)",
+  subjects: "unnest($1::text[], $2::int[], $4::int[]) WITH ORDINALITY AS u(subject, lim, step, ord)",
   result: (rows) => `${rows} ORDER BY s.ord`,
 });
 
@@ -96,7 +99,7 @@ const TAKE_FOR_GRANT_SQL = limiterSql({
 grant_row AS MATERIALIZED (${grant.select}),
 admitted AS (SELECT * FROM grant_row WHERE ${grant.grantAdmits}),`,
   subjects: `admitted CROSS JOIN LATERAL
-    unnest(ARRAY['store:' || admitted."storeId", 'app:' || admitted."applicationId"], $2::int[]) WITH ORDINALITY AS u(subject, lim, ord)`,
+    unnest(ARRAY['store:' || admitted."storeId", 'app:' || admitted."applicationId"], $2::int[], ARRAY[1, 1]) WITH ORDINALITY AS u(subject, lim, step, ord)`,
   result: (rows) => `SELECT grant_row.*, limiter.* FROM grant_row LEFT JOIN (${rows}) limiter ON true ORDER BY limiter.ord`,
 });
 
@@ -127,7 +130,11 @@ export class RateLimiter {
 
   async take(subjects: readonly Subject[]): Promise<Decision> {
     if (subjects.length < 1 || subjects.length > 2) throw new Error("RateLimiter.take expects one or two subjects");
-    const { rows } = await this.pool.query<Row>({ name: "rate_limit_take", text: TAKE_SQL, values: [subjects.map((s) => s.key), subjects.map((s) => s.limit), this.clock()] });
+    const { rows } = await this.pool.query<Row>({
+      name: "rate_limit_take",
+      text: TAKE_SQL,
+      values: [subjects.map((s) => s.key), subjects.map((s) => s.limit), this.clock(), subjects.map((s) => (s.probe ? 0 : 1))],
+    });
     return this.decide(subjects, rows);
   }
 
@@ -159,7 +166,7 @@ export class RateLimiter {
 
   private async decide(subjects: readonly Subject[], rows: readonly Row[]): Promise<Decision> {
     const refusedAt = rows.findIndex((r) => r.counted === null);
-    if (refusedAt > 0) {
+    if (refusedAt > 0 && !subjects[0].probe) {
       const first = rows[0];
       await this.pool.query(UNDO_SQL, [subjects[0].key, first.window_start]);
     }

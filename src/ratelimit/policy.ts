@@ -13,9 +13,17 @@ export function apiLimits(config: Config, environment: Environment): ApiLimits {
     : { store: config.RATE_LIMIT_PRODUCTION_STORE, application: config.RATE_LIMIT_PRODUCTION_APP };
 }
 
-/** The token endpoint's own limit, keyed by the client_id as sent (known or not: that is what stuffing uses). */
-export function tokenSubject(config: Config, clientId: string): Subject {
-  return { kind: "token", key: `token:${clientId.slice(0, 200)}`, limit: config.RATE_LIMIT_TOKEN_PER_CLIENT };
+/**
+ * The token endpoint's own limit, keyed by the client_id as sent (known or not: that is what stuffing uses) and
+ * the source address, so wrong guesses from one address never lock the partner out from its own.
+ */
+export function tokenSubject(config: Config, clientId: string, address: string): Subject {
+  return { kind: "token", key: `token:${address} ${clientId.slice(0, 200)}`, limit: config.RATE_LIMIT_TOKEN_PER_CLIENT };
+}
+
+/** Failed token requests of one source address, whatever client_id they named. */
+export function tokenFailureSubject(config: Config, address: string): Subject {
+  return { kind: "token_failures", key: `token-failures:${address}`, limit: config.RATE_LIMIT_TOKEN_FAILURES_PER_ADDRESS };
 }
 
 export function rateLimitHeaders(d: Decision): Record<string, string> {
@@ -50,8 +58,18 @@ export class RateLimits {
     return principal;
   }
 
-  async token(res: ServerResponse, clientId: string): Promise<void> {
-    this.enforce(res, await this.limiter.take([tokenSubject(this.config, clientId)]));
+  /**
+   * Before a token request's secret is hashed: its address must be under its failure limit (checked, not counted:
+   * only failures count there), then it takes a slot of its (client_id, address).
+   */
+  async token(res: ServerResponse, clientId: string, address: string): Promise<void> {
+    const failures = { ...tokenFailureSubject(this.config, address), probe: true };
+    this.enforce(res, await this.limiter.take([failures, tokenSubject(this.config, clientId, address)]));
+  }
+
+  /** Counts a token request whose credentials did not verify against its address. */
+  async tokenFailed(address: string): Promise<void> {
+    await this.limiter.take([tokenFailureSubject(this.config, address)]);
   }
 
   private enforce(res: ServerResponse, decision: Decision): void {
@@ -59,7 +77,12 @@ export class RateLimits {
     if (decision.allowed) return;
     this.onRefused(decision.subject.kind);
     const retryAfter = Math.max(1, Math.ceil(decision.resetAt - decision.now));
-    const what = { store: "this store", application: "this Application (all of its stores together)", token: "token requests of this client_id" }[decision.subject.kind];
+    const what = {
+      store: "this store",
+      application: "this Application (all of its stores together)",
+      token: "token requests of this client_id from this address",
+      token_failures: "failed token requests from this address",
+    }[decision.subject.kind];
     throw new ApiError(
       "RATE_LIMIT_EXCEEDED",
       `The limit of ${decision.limit} requests per minute for ${what} is reached. Retry after ${retryAfter} s, backing off with jitter.`,

@@ -205,7 +205,7 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
       tags: ["Authentication"],
       summary: "Exchange client credentials for an access token",
       description:
-        "OAuth 2.0 client credentials grant (SPEC §4.1, §5). Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and do not count toward the API limits. Not idempotent: `Idempotency-Key` does not apply.",
+        "OAuth 2.0 client credentials grant (SPEC §4.1, §5). Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
       security: [{}, { clientBasic: [] }],
       parameters: [ref("parameters", "XRequestId")],
       requestBody: {
@@ -224,7 +224,7 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
           },
           content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
         },
-        ...problems([400, 401, 403, 413, 415, 429, 500]),
+        ...problems([400, 401, 403, 413, 415, 429, 500, 503]),
       },
     },
   },

@@ -92,8 +92,8 @@ Where the published specification contradicts itself or is silent, the service d
   SANDBOX 100/min per store and 500/min per Application; PRODUCTION 600/min per store and 3000/min per
   Application. Every authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` (of the
   tighter limit) and \`X-RateLimit-Reset\` (Unix seconds when a slot frees); 429 \`RATE_LIMIT_EXCEEDED\`
-  adds \`Retry-After\` (seconds). The token endpoint has its own limit per \`client_id\` and does not count
-  toward the API limits.
+  adds \`Retry-After\` (seconds). The token endpoint has its own limits, per \`client_id\` and source address
+  and on failed requests per source address, and does not count toward the API limits.
 - **Sandbox.** \`POST /public/v1/sandbox/seed\` fills the token's own sandbox store with a deterministic
   fake catalog and customers (calling it again duplicates nothing). \`POST /public/v1/sandbox/orders\`
   with \`{ "scenario" }\` (\`delivery\`, \`pickup\`, \`scheduled\`, \`cash\`, \`online_payment\`,

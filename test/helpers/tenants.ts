@@ -32,7 +32,7 @@ export async function createTenant(
 
 /** The principal a request with the tenant's token gets, for tests that call below HTTP (no slot is taken). */
 export async function partnerPrincipal(app: TestApp, tenant: Tenant): Promise<PartnerPrincipal> {
-  const claims = await verifyPartnerToken(tenant.token, app.services.keys, app.services.config.publicBaseUrl);
+  const claims = await verifyPartnerToken(tenant.token, app.services.keys, app.services.issuer);
   const { rows } = await app.services.pool.query<GrantView>(grantSql({ client: "$1", store: "$2", env: "$3" }).select, [claims.clientId, claims.storeCode]);
   return admitGrant(claims, rows[0] ?? null);
 }

@@ -103,6 +103,26 @@ describe("RateLimiter against PostgreSQL", () => {
     expect(await counter(a.app.key, "2020-01-01T00:00:00Z")).toBe(5);
   });
 
+  it("a probe subject refuses at its limit but counts nothing, and a refusal after it has nothing to undo", async () => {
+    seq += 1;
+    const failures: Subject = { kind: "token_failures", key: `token-failures:t${seq}`, limit: 2 };
+    const perClient: Subject = { kind: "token", key: `token:t${seq}`, limit: 1 };
+    const probe = { ...failures, probe: true };
+    clock = at("2020-01-01T00:00:05Z");
+    expect(await limiter.take([probe, perClient])).toMatchObject({ allowed: true, subject: { kind: "token" }, remaining: 0 });
+    expect(await counter(failures.key, "2020-01-01T00:00:00Z")).toBe(0);
+    // The per-client limit refuses the second; the probe took nothing, so nothing is decremented.
+    expect(await limiter.take([probe, perClient])).toMatchObject({ allowed: false, subject: { kind: "token" } });
+    expect(await counter(failures.key, "2020-01-01T00:00:00Z")).toBe(0);
+    // Two failures counted (elsewhere): the probe now refuses before the per-client subject is looked at.
+    await limiter.take([failures]);
+    await limiter.take([failures]);
+    const refused = await limiter.take([probe, { ...perClient, key: `${perClient.key}-other` }]);
+    expect(refused).toMatchObject({ allowed: false, subject: { kind: "token_failures" }, limit: 2 });
+    expect(await counter(failures.key, "2020-01-01T00:00:00Z")).toBe(2);
+    expect(await counter(`${perClient.key}-other`, "2020-01-01T00:00:00Z")).toBeNull();
+  });
+
   it("stays exact under concurrency: 60 simultaneous requests against a limit of 25 admit 25", async () => {
     const { both } = subjects(25);
     clock = at("2020-01-01T00:00:20Z");
