@@ -1,19 +1,5 @@
 import { isIP } from "node:net";
-
-/** The eight 16-bit groups of an IPv6 address (zone removed, an embedded dotted IPv4 tail folded in). */
-function ipv6Groups(address: string): number[] {
-  let text = address.replace(/%.*$/, "");
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number);
-    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.split("::");
-  const parse = (part: string | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
-  const left = parse(head);
-  const right = parse(tail);
-  return tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
-}
+import { canonicalIPv6, ipv6Groups } from "../platform/ip.js";
 
 /**
  * The key a source address is limited by: an IPv4 address as it is (IPv4-mapped IPv6 included), an IPv6 address
@@ -23,7 +9,9 @@ export function addressKey(address: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return mapped[1];
   if (isIP(address.replace(/%.*$/, "")) !== 6) return address;
-  return `${ipv6Groups(address).slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+  const canonical = canonicalIPv6(address);
+  if (canonical === null) return address;
+  return `${ipv6Groups(canonical).slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
 }
 
 /**

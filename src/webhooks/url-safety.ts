@@ -1,5 +1,6 @@
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import { canonicalIPv6, ipv6Groups } from "../platform/ip.js";
 
 export type WebhookEnvironment = "SANDBOX" | "PRODUCTION";
 
@@ -85,23 +86,9 @@ const IPV6_GLOBAL_UNICAST = range("global unicast", "ipv6", ["2000::/3"]).list;
 const IPV4_MAPPED = range("IPv4-mapped", "ipv6", ["::ffff:0:0/96"]).list;
 const NAT64 = range("NAT64", "ipv6", ["64:ff9b::/96"]).list;
 
-/** Canonical (WHATWG-serialised, no zone, no dotted quad) form of an IPv6 address, or null. */
-function canonicalIPv6(address: string): string | null {
-  try {
-    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  } catch {
-    return null;
-  }
-}
-
 /** The IPv4 address carried in the low 32 bits of a canonical IPv6 address. */
 function embeddedIPv4(canonical: string): string {
-  const [head = "", tail = ""] = canonical.includes("::") ? canonical.split("::") : [canonical, ""];
-  const headGroups = head === "" ? [] : head.split(":");
-  const tailGroups = tail === "" ? [] : tail.split(":");
-  const groups = [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups];
-  const hi = parseInt(groups[6] ?? "0", 16);
-  const lo = parseInt(groups[7] ?? "0", 16);
+  const [, , , , , , hi = 0, lo = 0] = ipv6Groups(canonical);
   return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
 }
 
