@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, instantParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
 import { SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
 import type { Page } from "../../graphql/pagination.js";
 
@@ -34,7 +34,7 @@ export const customerRoutes = [
       limit: query.limit,
       cursor: query.cursor ?? null,
       search: query.search ?? null,
-      updatedSince: instantParam(query.updated_since, "updated_since"),
+      updatedSince: query.updated_since ?? null,
     }),
     respond: (data) => ({ body: data.customers }),
     status: 200,
