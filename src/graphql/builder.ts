@@ -6,6 +6,7 @@ import type PrismaTypes from "../generated/pothos-types.js";
 import { getDatamodel } from "../generated/pothos-types.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError, insufficientScope } from "../errors.js";
+import { isStorableInstant, MAX_YEAR, MIN_YEAR } from "../input.js";
 import type { Context } from "./context.js";
 
 export const builder = new SchemaBuilder<{
@@ -48,7 +49,7 @@ builder.scalarType("DateTime", {
   serialize: (value) => (value as Date).toISOString(),
   parseValue: (value) => {
     const d = new Date(String(value));
-    if (typeof value !== "string" || Number.isNaN(d.getTime())) throw new GraphQLError("DateTime must be an ISO 8601 string");
+    if (typeof value !== "string" || !isStorableInstant(d)) throw new GraphQLError(`DateTime must be an ISO 8601 string in years ${MIN_YEAR} to ${MAX_YEAR}`);
     return d;
   },
 });

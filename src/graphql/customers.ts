@@ -118,7 +118,25 @@ export const Customer = builder.prismaObject("Customer", {
 
 export const CustomerPage = pageType("CustomerPage", Customer);
 
-/** Case-insensitive substring of name or email, or of the phone's digits when the search has digits. */
+/**
+ * A term that reads as (part of) a phone number: digits with optional +, spaces, dashes, dots and parentheses,
+ * and enough digits to mean something. Only such a term is matched against phone digits, so a name search
+ * that happens to hold digits ("Burst45") never returns a stranger whose phone contains them.
+ */
+const PHONE_LIKE = /^\+?[\d\s().-]+$/;
+const PHONE_SEARCH_MIN_DIGITS = 3;
+
+export const SEARCH_DESCRIPTION =
+  "Case-insensitive substring of name or email; a phone-like term (digits with optional +, spaces, dashes, dots and " +
+  `parentheses, at least ${PHONE_SEARCH_MIN_DIGITS} digits) also matches the phone's digits, however either is formatted`;
+
+function phoneDigitsOf(search: string): string | null {
+  if (!PHONE_LIKE.test(search)) return null;
+  const digits = search.replace(/\D/g, "");
+  return digits.length >= PHONE_SEARCH_MIN_DIGITS ? digits : null;
+}
+
+/** Case-insensitive substring of name or email, or of the phone's digits when the term is phone-like. */
 function searchFilter(raw: string | null | undefined): Prisma.CustomerWhereInput {
   const search = raw?.trim() ?? "";
   if (!search) return {};
@@ -127,7 +145,7 @@ function searchFilter(raw: string | null | undefined): Prisma.CustomerWhereInput
       { field: "search", code: "TOO_LONG", message: `search must be at most ${SEARCH_MAX_LENGTH} characters` },
     ]);
   }
-  const digits = search.replace(/\D/g, "");
+  const digits = phoneDigitsOf(search);
   // Prisma hands `contains` to LIKE unescaped: without this, "%" would match every customer.
   const literal = search.replace(/[\\%_]/g, (c) => `\\${c}`);
   return {
@@ -147,7 +165,7 @@ builder.queryFields((t) => ({
     args: {
       limit: t.arg.int({ description: "1..100, default 20" }),
       cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
-      search: t.arg.string({ description: "Case-insensitive substring of name, email or phone digits" }),
+      search: t.arg.string({ description: SEARCH_DESCRIPTION }),
       updatedSince: t.arg({ type: "DateTime", description: "Only customers with updatedAt at or after this instant" }),
     },
     resolve: (_root, args, ctx, info) => {

@@ -1,11 +1,12 @@
 import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
-import { createYoga, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
-import { ApiError, ERROR_CATALOG } from "../errors.js";
+import { ApiError, ERROR_CATALOG, invalidRequest } from "../errors.js";
 import type { Principal } from "../auth/principal.js";
 import { createContext, type Context } from "../graphql/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
+import { unstorableOperationText } from "../graphql/input.js";
 import type { Services } from "../services.js";
 
 export interface GraphqlServerContext {
@@ -21,9 +22,23 @@ export function graphqlErrorOf(error: unknown, requestId: string, log: Services[
       extensions: { code: original.code, status: ERROR_CATALOG[original.code].status, errors: original.violations },
     });
   }
-  if (error instanceof GraphQLError && !error.originalError) return error;
+  // graphql's own errors about the request, including a variable a scalar refused (an Int out of range, a
+  // DateTime in year 0), are written for the client.
+  if (error instanceof GraphQLError && original instanceof GraphQLError) return error;
   log.error({ err: original, requestId }, "unexpected GraphQL error");
   return new GraphQLError("Unexpected error.", { extensions: { code: "INTERNAL_SERVER_ERROR", requestId } });
+}
+
+/** An operation carrying a string the database cannot store never runs: it answers INVALID_REQUEST naming it. */
+function useStorableText(log: Services["log"]): Plugin {
+  return {
+    onExecute: ({ args, setResultAndStopExecution }) => {
+      const violations = unstorableOperationText(args.document, args.variableValues);
+      if (violations.length === 0) return;
+      const error = invalidRequest(`The operation failed validation: ${violations.map((v) => v.message).join("; ")}.`, violations);
+      setResultAndStopExecution({ errors: [graphqlErrorOf(error, "", log)] });
+    },
+  };
 }
 
 /** The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection for admins only. */
@@ -47,6 +62,7 @@ export function createGraphqlServer(
     plugins: [
       useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
       ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
+      useStorableText(services.log),
     ],
   });
 }

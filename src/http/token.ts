@@ -4,6 +4,7 @@ import { issueToken, type TokenRequest } from "../auth/tokens.js";
 import type { Services } from "../services.js";
 import { parseBody, readBody } from "./body.js";
 import { send } from "../rest/router.js";
+import { isStorableText } from "../input.js";
 
 /** Client authentication by HTTP Basic (RFC 6749 §2.3.1): both parts are form-urlencoded. */
 function basicCredentials(header: string | undefined): { client_id: string; client_secret: string } | null {
@@ -12,8 +13,16 @@ function basicCredentials(header: string | undefined): { client_id: string; clie
   const decoded = Buffer.from(m[1], "base64").toString("utf8");
   const i = decoded.indexOf(":");
   if (i < 0) throw new ApiError("INVALID_CLIENT", "HTTP Basic credentials must be client_id:client_secret.");
-  const unescape = (s: string) => decodeURIComponent(s.replace(/\+/g, " "));
   return { client_id: unescape(decoded.slice(0, i)), client_secret: unescape(decoded.slice(i + 1)) };
+}
+
+/** A malformed percent-escape (`%zz`) is a client that failed to authenticate (RFC 6749 §5.2), not a URIError. */
+function unescape(part: string): string {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, " "));
+  } catch {
+    throw new ApiError("INVALID_CLIENT", "HTTP Basic credentials must be form-urlencoded client_id:client_secret; a percent-escape is malformed.");
+  }
 }
 
 /** The token endpoint's limits against credential stuffing, for one request. */
@@ -37,6 +46,8 @@ export async function handleTokenRequest(services: Services, req: IncomingMessag
     }
     Object.assign(body, basic);
   }
+  // No client_id with a NUL or an unpaired surrogate exists, and the database could not even look one up.
+  if (typeof body.client_id === "string" && !isStorableText(body.client_id)) throw new ApiError("INVALID_CLIENT", "Unknown client_id or wrong client_secret.");
   if (typeof body.client_id === "string" && body.client_id !== "") await limits.admit(body.client_id);
   const settings = { issuer: services.issuer, ttlSeconds: services.config.ACCESS_TOKEN_TTL_SECONDS };
   const token = await issueToken(services.db, services.keys, settings, body).catch(async (e: unknown) => {

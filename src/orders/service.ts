@@ -4,6 +4,7 @@ import { ApiError, invalidRequest, notFound, unprocessable, type Violation } fro
 import { emitEvent } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { checkTransition, eventsFor } from "./lifecycle.js";
+import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../input.js";
 
 export interface PaymentInput {
   method: string;
@@ -43,6 +44,13 @@ function deliveryFeeCents(publicSettings: Prisma.JsonValue): number {
 
 const twoDecimals = (v: number) => Number.isFinite(v) && v >= 0 && Math.abs(v * 100 - Math.round(v * 100)) < 1e-6;
 
+/** A payment amount the client states: two decimals, and no more than its int4 cents column holds. */
+function amountViolation(field: string, value: number): Violation | null {
+  if (!twoDecimals(value)) return { field, code: "INVALID_VALUE", message: `${field} must be a non-negative amount with at most two decimals` };
+  if (value > MAX_AMOUNT) return { field, code: "OUT_OF_RANGE", message: `${field} must be at most ${MAX_AMOUNT}` };
+  return null;
+}
+
 /**
  * The field rules the REST JSON schema also states, for callers that arrive through GraphQL, so both
  * doors answer the same 400 (DECISIONS §6).
@@ -58,8 +66,10 @@ function checkShape(input: NewOrder): void {
   });
   (input.payments ?? []).forEach((p, i) => {
     if (!(PAYMENT_METHODS as readonly string[]).includes(p.method)) v.push({ field: `payments[${i}].method`, code: "INVALID_VALUE", message: `method must be one of ${PAYMENT_METHODS.join(", ")}` });
-    if (!twoDecimals(p.value)) v.push({ field: `payments[${i}].value`, code: "INVALID_VALUE", message: "value must be a non-negative amount with at most two decimals" });
-    if (p.changeFor != null && !twoDecimals(p.changeFor)) v.push({ field: `payments[${i}].changeFor`, code: "INVALID_VALUE", message: "changeFor must be a non-negative amount with at most two decimals" });
+    const value = amountViolation(`payments[${i}].value`, p.value);
+    const change = p.changeFor == null ? null : amountViolation(`payments[${i}].changeFor`, p.changeFor);
+    if (value) v.push(value);
+    if (change) v.push(change);
   });
   if (v.length) throw invalidRequest(`The order failed validation: ${v.map((x) => x.message).join("; ")}.`, v);
 }
@@ -120,8 +130,19 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   if (customerId && !(await tx.customer.findFirst({ where: { id: customerId, storeId }, select: { id: true } }))) {
     violations.push({ field: "customerId", code: "UNKNOWN_CUSTOMER", message: `no customer ${customerId} in this store` });
   }
-  const subtotalCents = items.reduce((s, i) => s + (i?.totalCents ?? 0), 0);
   const feeCents = input.type === "DELIVERY" ? deliveryFeeCents(seq.publicSettings) : 0;
+  // Every amount is stored as int4 cents. The fee plus the items so far bounds each line, the subtotal and the
+  // total (the discount only lowers it), so the item whose quantity first crosses the limit is the one named.
+  let runningCents = feeCents;
+  for (const [i, item] of items.entries()) {
+    runningCents += item?.totalCents ?? 0;
+    if (runningCents > MAX_AMOUNT_CENTS) {
+      const field = `items[${i}].quantity`;
+      violations.push({ field, code: "AMOUNT_TOO_LARGE", message: `with ${field} the order total exceeds ${MAX_AMOUNT}, the largest amount an order can hold` });
+      break;
+    }
+  }
+  const subtotalCents = items.reduce((s, i) => s + (i?.totalCents ?? 0), 0);
   const discountCents = Math.min(input.coupon?.discountCents ?? 0, subtotalCents);
   const totalCents = subtotalCents + feeCents - discountCents;
   const payments = (input.payments ?? []).map((p, i) => {

@@ -1,3 +1,5 @@
+import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../input.js";
+
 /**
  * The prose of the OpenAPI document: what a partner reads first in the reference page. Every product choice
  * of DECISIONS.md that shapes the wire contract is stated here, so the published document carries them.
@@ -66,6 +68,11 @@ Where the published specification contradicts itself or is silent, the service d
   exist, or belongs to another store, is 404. Bodies over 1 MiB are 413 \`PAYLOAD_TOO_LARGE\`; invalid
   JSON is 400. \`X-Request-Id\` is accepted when it is a uuid, generated otherwise, and echoed on every
   response. Money is a JSON number with at most two decimals; times are ISO 8601 UTC with milliseconds.
+- **Input the service cannot store.** Every query parameter is single-valued (a list is one
+  comma-separated value): a parameter given twice is 400 naming it. Strings may not contain NUL characters
+  or unpaired UTF-16 surrogates, and times must fall in years ${MIN_YEAR} to ${MAX_YEAR} (400 naming the field). An amount
+  is at most ${MAX_AMOUNT} (400); an order whose total would exceed it is 422 naming the quantity of the item
+  that crossed it. A malformed percent-escape in HTTP Basic credentials is 401 \`INVALID_CLIENT\`.
 - **Token requests.** JSON and \`application/x-www-form-urlencoded\` bodies and HTTP Basic client
   authentication are accepted. An Application granted on several stores must add \`tenant_id\` (the store
   code; otherwise 400); a \`tenant_id\` without an active Grant, or no Grant at all, is 403 \`FORBIDDEN\`.

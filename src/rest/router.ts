@@ -5,7 +5,7 @@ import type { PartnerPrincipal, Principal } from "../auth/principal.js";
 import { createContext } from "../graphql/context.js";
 import type { Services } from "../services.js";
 import { parseBody, readBody } from "../http/body.js";
-import { compileBody, compileObject, check, pickDeclared, type InputValidators } from "./validate.js";
+import { compileBody, compileObject, check, pickDeclared, queryOf, type InputValidators } from "./validate.js";
 import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
 import type { AnyRoute, RouteInput, RouteResult } from "./route.js";
 
@@ -112,7 +112,7 @@ export class RestRouter {
     const principal = this.authorize(route, r.principal);
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await readBody(r.req);
     const body = rawBody === "" ? undefined : parseBody(r.req, rawBody);
-    const query = Object.fromEntries(r.searchParams);
+    const query = queryOf(r.searchParams);
     if (validators.path) check(validators.path, params, "path");
     if (validators.query) check(validators.query, query, "query");
     if (validators.body) check(validators.body, body ?? {}, "body");

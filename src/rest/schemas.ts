@@ -1,9 +1,9 @@
 import { EVENT_TYPES } from "../events/types.js";
 import type { JsonSchema } from "./route.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "../graphql/orders.js";
-import { invalidRequest } from "../errors.js";
 import { PAYMENT_METHODS } from "../orders/service.js";
 import { SCENARIOS } from "../sandbox/scenarios.js";
+import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../input.js";
 
 /** JSON schemas of response bodies: printed into OpenAPI and checked by the contract tests. */
 
@@ -75,20 +75,8 @@ export const cursorParam: JsonSchema = { type: "string", minLength: 1, descripti
 export const updatedSinceParam: JsonSchema = {
   type: "string",
   format: "date-time",
-  description: "ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z); only items with updatedAt at or after it, oldest change first",
+  description: `ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z), years ${MIN_YEAR} to ${MAX_YEAR}; only items with updatedAt at or after it, oldest change first`,
 };
-
-/**
- * The `updated_since` value as a GraphQL DateTime variable. The date-time format admits a few forms a JS Date
- * cannot hold (a leap second, 23:59:60Z): those are a 400 here rather than a failure inside the operation.
- */
-export function instantParam(value: unknown, field: string): string | null {
-  if (value === undefined || value === null) return null;
-  if (Number.isNaN(Date.parse(String(value)))) {
-    throw invalidRequest(`${field} must be an ISO 8601 date-time.`, [{ field, code: "INVALID_FORMAT", message: `${field} is not a representable date-time` }]);
-  }
-  return String(value);
-}
 
 const integer: JsonSchema = { type: "integer" };
 const text: JsonSchema = { type: "string" };
@@ -269,7 +257,8 @@ export const ProductDetailSchema: JsonSchema = {
    or total: prices always come from the catalog. */
 
 const shortText = (max: number, description?: string): JsonSchema => ({ type: "string", minLength: 1, maxLength: max, ...(description ? { description } : {}) });
-const amount: JsonSchema = { type: "number", minimum: 0, multipleOf: 0.01 };
+/** Stored as int4 cents, hence the maximum. */
+const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01 };
 
 export const AddressInputSchema: JsonSchema = {
   type: "object",
@@ -347,7 +336,7 @@ export const CreateOrderSchema: JsonSchema = {
         },
       },
     },
-    scheduledFor: { ...dateTime, description: "Requested delivery or pickup time" },
+    scheduledFor: { ...dateTime, description: `Requested delivery or pickup time, in years ${MIN_YEAR} to ${MAX_YEAR}` },
     notes: nullable({ type: "string", maxLength: 500 }),
   },
 };

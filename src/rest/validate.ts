@@ -1,15 +1,21 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import * as addFormatsModule from "ajv-formats";
 import { invalidRequest, type Violation } from "../errors.js";
+import { isStorableInstant, MAX_YEAR, MIN_YEAR, unstorableText } from "../input.js";
 import type { JsonSchema } from "./route.js";
 
 // ajv-formats is CommonJS: under ESM its function arrives as the module's `default`.
 const addFormats = addFormatsModule.default as unknown as (ajv: Ajv) => Ajv;
 
+/** RFC 3339 as ajv-formats checks it, on an instance of its own so the narrowed format below can call it. */
+const rfc3339DateTime = addFormats(new Ajv()).compile({ type: "string", format: "date-time" });
+
 function makeAjv(coerce: boolean): Ajv {
   // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point.
   const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true, multipleOfPrecision: 6 });
   addFormats(ajv);
+  // RFC 3339 admits year 0000 and a leap second (23:59:60), which neither a JS Date nor the database holds.
+  ajv.addFormat("date-time", { type: "string", validate: (s: string) => rfc3339DateTime(s) && isStorableInstant(new Date(s)) });
   return ajv;
 }
 
@@ -59,22 +65,58 @@ const CODES: Record<string, string> = {
   multipleOf: "INVALID_VALUE",
 };
 
-/** Runs a validator; any violation is a 400 listing every bad field (DECISIONS §6). */
+/** What a format error asks for, where ajv's "must match format" would not say. */
+const FORMAT_HINTS: Record<string, string> = {
+  "date-time": `must be an ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z) in years ${MIN_YEAR} to ${MAX_YEAR}`,
+};
+
+function messageOf(e: ErrorObject, field: string): string {
+  const hint = e.keyword === "format" ? FORMAT_HINTS[(e.params as { format: string }).format] : undefined;
+  return `${field} ${hint ?? e.message ?? "is invalid"}`;
+}
+
+/**
+ * Runs a validator, and the text rule on every string (a NUL or an unpaired surrogate cannot be stored); any
+ * violation is a 400 listing every bad field.
+ */
 export function check(validate: ValidateFunction, value: unknown, where: "path" | "query" | "body"): void {
-  if (validate(value)) return;
+  const valid = validate(value);
+  const violations = unstorableText(value);
+  if (valid && violations.length === 0) return;
   const seen = new Set<string>();
-  const violations: Violation[] = [];
-  for (const e of validate.errors ?? []) {
+  for (const e of valid ? [] : (validate.errors ?? [])) {
     // `oneOf`/`anyOf`/`if` wrappers repeat what their branches already said.
     if (["oneOf", "anyOf", "if", "not"].includes(e.keyword)) continue;
     const field = fieldOf(e);
     const key = `${field}:${e.keyword}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    violations.push({ field, code: CODES[e.keyword] ?? e.keyword.toUpperCase(), message: `${field} ${e.message ?? "is invalid"}` });
+    violations.push({ field, code: CODES[e.keyword] ?? e.keyword.toUpperCase(), message: messageOf(e, field) });
   }
   const where_ = where === "body" ? "request body" : where === "query" ? "query parameters" : "path";
   throw invalidRequest(`The ${where_} failed validation: ${violations.map((v) => v.message).join("; ")}.`, violations);
+}
+
+/**
+ * The query string as an object. Every parameter is single-valued (a list is one comma-separated value), so
+ * one given twice is a 400 naming it rather than silently taking either value.
+ */
+export function queryOf(params: URLSearchParams): Record<string, string> {
+  const query = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const [name, value] of params) {
+    if (query.has(name)) repeated.add(name);
+    else query.set(name, value);
+  }
+  if (repeated.size > 0) {
+    const names = [...repeated];
+    throw invalidRequest(
+      `Each query parameter may be given once (send a list as one comma-separated value); repeated: ${names.join(", ")}.`,
+      names.map((field) => ({ field, code: "REPEATED_PARAMETER", message: `${field} is given more than once` })),
+    );
+  }
+  // fromEntries defines own properties, so a parameter named __proto__ stays a plain key.
+  return Object.fromEntries(query);
 }
 
 /**

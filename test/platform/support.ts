@@ -4,16 +4,35 @@ import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import type { ApiResponse } from "../helpers/tenants.js";
 import { ADMIN_KEY } from "../helpers/tenants.js";
+import type { TestApp } from "../helpers/app.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-export function expectProblem(res: ApiResponse<unknown>, status: number, code: string): Record<string, unknown> {
-  expect(res.status).toBe(status);
+/** Asserts a problem+json answer; `field`, when given, must be among its `errors[].field`. */
+export function expectProblem(res: ApiResponse<unknown>, status: number, code: string, field?: string): Record<string, unknown> {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
   expect(res.headers.get("content-type")).toContain("application/problem+json");
   const body = res.body as Record<string, unknown>;
   expect(body).toMatchObject({ status, code, retryable: status >= 500 || status === 429 });
   for (const f of ["type", "title", "detail", "instance", "requestId", "traceId"]) expect(typeof body[f]).toBe("string");
+  if (field) expect((body.errors as { field: string }[] | undefined)?.map((e) => e.field)).toContain(field);
   return body;
+}
+
+/**
+ * Row counts of every table but the rate-limit counters (which every authenticated request rightly
+ * increments): equal counts before and after a refused write show it wrote nothing.
+ */
+export async function tableCounter(app: TestApp): Promise<() => Promise<Record<string, number>>> {
+  const { rows } = await app.services.pool.query<{ name: string }>(
+    `SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables
+     WHERE table_schema IN ('public', 'graphile_worker') AND table_type = 'BASE TABLE' AND table_name <> 'RateLimitCounter'`,
+  );
+  const sql = `SELECT ${rows.map((r, i) => `(SELECT count(*) FROM ${r.name})::int AS t${i}`).join(", ")}`;
+  return async () => {
+    const { rows: [counts] } = await app.services.pool.query<Record<string, number>>(sql);
+    return Object.fromEntries(rows.map((r, i) => [r.name, counts[`t${i}`]]));
+  };
 }
 
 /**

@@ -114,7 +114,14 @@ describe("customer filters", () => {
     expect(await search("98888-1234")).toEqual(["Fernanda Lopes"]);
     expect(await search("(21) 3333")).toEqual(["Lucas Fernandes"]);
     expect(await search("977770000")).toEqual(["Paula Dias"]);
-    expect(await search("11")).toEqual(["Fernanda Lopes", "Paula Dias"]);
+    expect(await search("(11) 9")).toEqual(["Fernanda Lopes", "Paula Dias"]);
+    expect(await search("+55 21 3333.4444")).toEqual(["Lucas Fernandes"]);
+  });
+
+  it("only a phone-like term (digits, + ( ) - . and spaces; 3 digits or more) matches phone digits", async () => {
+    expect(await search("Burst1234beefce")).toEqual([]);
+    expect(await search("x3333")).toEqual([]);
+    expect(await search("11")).toEqual([]);
   });
 
   it("search treats % and _ literally and may match nothing", async () => {

@@ -1,6 +1,6 @@
 import { defineRoute } from "../route.js";
-import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, instantParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
-import { SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
+import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
 import type { Page } from "../../graphql/pagination.js";
 
 type CustomerBody = Record<string, unknown> & { id: string };
@@ -20,7 +20,7 @@ export const customerRoutes = [
       properties: {
         limit: limitParam,
         cursor: cursorParam,
-        search: { type: "string", maxLength: SEARCH_MAX_LENGTH, description: "Case-insensitive substring of name or email, or digits of the phone" },
+        search: { type: "string", maxLength: SEARCH_MAX_LENGTH, description: SEARCH_DESCRIPTION },
         updated_since: updatedSinceParam,
       },
     },
@@ -34,7 +34,7 @@ export const customerRoutes = [
       limit: query.limit,
       cursor: query.cursor ?? null,
       search: query.search ?? null,
-      updatedSince: instantParam(query.updated_since, "updated_since"),
+      updatedSince: query.updated_since ?? null,
     }),
     respond: (data) => ({ body: data.customers }),
     status: 200,

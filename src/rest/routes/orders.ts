@@ -1,5 +1,5 @@
 import { defineRoute } from "../route.js";
-import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema, cursorParam, instantParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema, cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
 import { ORDER_STATUSES } from "../../graphql/orders.js";
 import type { Page } from "../../graphql/pagination.js";
 
@@ -47,7 +47,7 @@ export const orderRoutes = [
       limit: query.limit,
       cursor: query.cursor ?? null,
       status: query.status ?? null,
-      updatedSince: instantParam(query.updated_since, "updated_since"),
+      updatedSince: query.updated_since ?? null,
     }),
     respond: (data) => ({ body: data.orders }),
     status: 200,
