@@ -58,7 +58,7 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
     where: { applicationId: app.id, status: "ACTIVE", store: { environment: app.environment } },
     include: { store: { select: { id: true, code: true } } },
   });
-  let grant;
+  let grant: (typeof grants)[number] | undefined;
   if (typeof req.tenant_id === "string") {
     grant = grants.find((g) => g.store.code === req.tenant_id);
     if (!grant) throw forbidden(`This Application holds no active grant for tenant_id "${req.tenant_id}".`);
@@ -115,7 +115,10 @@ const VERIFIED_MAX = 10_000;
 
 async function verifyAccessToken(token: string, keys: KeyRing, issuer: string): Promise<JWTPayload> {
   let cache = verifiedTokens.get(keys);
-  if (!cache) verifiedTokens.set(keys, (cache = new Map()));
+  if (!cache) {
+    cache = new Map();
+    verifiedTokens.set(keys, cache);
+  }
   const key = `${issuer}\u0000${token}`;
   const now = Date.now();
   const hit = cache.get(key);
@@ -142,7 +145,7 @@ export interface PartnerClaims {
 
 /** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant`. */
 export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: string): Promise<PartnerClaims> {
-  let payload;
+  let payload: JWTPayload;
   try {
     payload = await verifyAccessToken(token, keys, issuer);
   } catch (e) {
@@ -171,7 +174,7 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
  * the grant (a refused grant takes no rate-limit slot); keep the two in step.
  */
 export function admitGrant(claims: PartnerClaims, grant: GrantView | null): PartnerPrincipal {
-  if (!grant || grant.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
+  if (grant?.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
   if (grant.applicationStatus !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
   if (grant.storeEnvironment !== claims.environment || grant.appEnvironment !== claims.environment) {
     throw forbidden(`A ${claims.environment} token cannot reach this store.`);

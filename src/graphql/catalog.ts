@@ -15,7 +15,7 @@ const MENU_ORDER: SortKey[] = [
   { field: "id", direction: "asc" },
 ];
 
-const ProductVariation = builder.prismaObject("ProductVariation", {
+builder.prismaObject("ProductVariation", {
   description: "A size or version of the product; its price replaces the product's price.",
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -26,7 +26,7 @@ const ProductVariation = builder.prismaObject("ProductVariation", {
   }),
 });
 
-const ProductAdditional = builder.prismaObject("ProductAdditional", {
+builder.prismaObject("ProductAdditional", {
   description: "An extra the customer may add; between minChoices and maxChoices of it per item.",
   fields: (t) => ({
     id: t.exposeID("id"),

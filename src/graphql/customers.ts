@@ -70,7 +70,7 @@ function contactSummaryOf(ctx: Context, customerId: string): Promise<ContactSumm
   return batch.result.then((m) => m.get(customerId) ?? { orderCount: 0, firstOrderAt: null, lastOrderAt: null });
 }
 
-const CustomerAddress = builder.prismaObject("CustomerAddress", {
+builder.prismaObject("CustomerAddress", {
   fields: (t) => ({
     id: t.exposeID("id"),
     street: t.exposeString("street"),
@@ -214,7 +214,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 /** The field rules the REST body schema states too, for GraphQL callers. */
 function checkCustomerFields(input: { name?: string | null; phone?: string | null; email?: string | null }, creating: boolean): void {
   const v: Violation[] = [];
-  if ((creating || input.name !== undefined) && (!input.name || !input.name.trim() || input.name.length > 200)) {
+  if ((creating || input.name !== undefined) && (!input.name?.trim() || input.name.length > 200)) {
     v.push({ field: "name", code: "INVALID_VALUE", message: "name must be 1 to 200 characters" });
   }
   if (input.email != null && (!EMAIL.test(input.email) || input.email.length > 254)) v.push({ field: "email", code: "INVALID_FORMAT", message: "email must be an email address" });

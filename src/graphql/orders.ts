@@ -28,7 +28,7 @@ const OLDEST_CHANGE_FIRST: SortKey[] = [
   { field: "id", direction: "asc" },
 ];
 
-const OrderItemAdditional = builder.prismaObject("OrderItemAdditional", {
+builder.prismaObject("OrderItemAdditional", {
   fields: (t) => ({
     name: t.exposeString("name"),
     quantity: t.exposeInt("quantity"),
@@ -36,7 +36,7 @@ const OrderItemAdditional = builder.prismaObject("OrderItemAdditional", {
   }),
 });
 
-const OrderItem = builder.prismaObject("OrderItem", {
+builder.prismaObject("OrderItem", {
   fields: (t) => ({
     id: t.exposeID("id"),
     productId: t.exposeString("productId", { nullable: true, description: "Catalog product, null when it was deleted since." }),
@@ -49,7 +49,7 @@ const OrderItem = builder.prismaObject("OrderItem", {
   }),
 });
 
-const Payment = builder.prismaObject("Payment", {
+builder.prismaObject("Payment", {
   fields: (t) => ({
     method: t.exposeString("method", { description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" }),
     status: t.exposeString("status", { description: "PENDING, APPROVED, DECLINED or REFUNDED" }),
@@ -58,7 +58,7 @@ const Payment = builder.prismaObject("Payment", {
   }),
 });
 
-const OrderStatusChange = builder.prismaObject("OrderStatusHistory", {
+builder.prismaObject("OrderStatusHistory", {
   name: "OrderStatusChange",
   fields: (t) => ({
     status: t.expose("status", { type: OrderStatusEnum }),
@@ -215,7 +215,7 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
       if (input.customerId) requireUuid(input.customerId, "customerId");
-      input.items.forEach((item, i) => requireUuid(item.productId, `items[${i}].productId`));
+      for (const [i, item] of input.items.entries()) requireUuid(item.productId, `items[${i}].productId`);
       const { id } = await ctx.db.$transaction((tx) => createOrder(tx, storeId, { ...input, items: input.items.map((i) => ({ ...i, productId: String(i.productId) })), customerId: input.customerId ? String(input.customerId) : null }));
       return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
     },

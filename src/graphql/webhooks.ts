@@ -63,7 +63,7 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
   }),
 });
 
-const WebhookAttempt = builder.prismaObject("WebhookAttempt", {
+builder.prismaObject("WebhookAttempt", {
   fields: (t) => ({
     id: t.exposeID("id"),
     number: t.exposeInt("number", { description: "1-based position among all attempts of the delivery." }),

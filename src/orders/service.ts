@@ -103,7 +103,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   const violations: Violation[] = [];
   const items = input.items.map((item, i) => {
     const product = byId.get(item.productId);
-    if (!product || !product.isActive) {
+    if (!product?.isActive) {
       const code = product ? "PRODUCT_INACTIVE" : "UNKNOWN_PRODUCT";
       violations.push({ field: `items[${i}].productId`, code, message: product ? `product ${item.productId} is paused` : `no product ${item.productId} in this store's catalog` });
       return null;

@@ -349,6 +349,7 @@ export const StatusChangeSchema: JsonSchema = {
     reason: { type: "string", minLength: 1, maxLength: 500, description: "Required when status is CANCELLED" },
   },
   if: { properties: { status: { const: "CANCELLED" } }, required: ["status"] },
+  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable.
   then: { required: ["reason"] },
 };
 

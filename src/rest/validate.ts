@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import * as addFormatsModule from "ajv-formats";
-import { invalidRequest, type Violation } from "../errors.js";
+import { invalidRequest } from "../errors.js";
 import { isStorableInstant, MAX_YEAR, MIN_YEAR, unstorableText } from "../input.js";
 import type { JsonSchema } from "./route.js";
 

@@ -54,7 +54,10 @@ describe("route table and document", () => {
   it("every $ref resolves", () => {
     const refs = new Set<string>();
     const walk = (v: unknown): void => {
-      if (Array.isArray(v)) return v.forEach(walk);
+      if (Array.isArray(v)) {
+        for (const x of v) walk(x);
+        return;
+      }
       if (typeof v !== "object" || v === null) return;
       const ref = (v as { $ref?: unknown }).$ref;
       if (typeof ref === "string") refs.add(ref);

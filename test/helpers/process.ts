@@ -35,7 +35,10 @@ export function runCli(name: string, args: string[], env: Record<string, string>
       new Promise<void>((resolve, reject) => {
         if (pattern.test(out)) return resolve();
         const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${out}`)), timeoutMs);
-        waiters.push({ pattern, resolve: () => (clearTimeout(timer), resolve()) });
+        waiters.push({ pattern, resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        } });
         void exited.then((code) => reject(new Error(`exited with ${code} before ${pattern}; output:\n${out}`)));
       }),
   };

@@ -174,8 +174,10 @@ const propertiesOf = (schema: JsonSchema): [string, JsonSchema][] => Object.entr
 function memo(build: (schema: JsonSchema) => fc.Arbitrary<unknown>): (schema: JsonSchema) => fc.Arbitrary<unknown> {
   const built = new WeakMap<JsonSchema, fc.Arbitrary<unknown>>();
   return (schema) => {
-    let arbitrary = built.get(schema);
-    if (!arbitrary) built.set(schema, (arbitrary = build(schema)));
+    const known = built.get(schema);
+    if (known) return known;
+    const arbitrary = build(schema);
+    built.set(schema, arbitrary);
     return arbitrary;
   };
 }

@@ -140,7 +140,7 @@ describe("GraphQL", () => {
     products(limit: 100) { data { id category { id products { id } } variations { id } additionals { id } } }
   }`;
 
-  for (const [me, other] of [["A", "B"], ["B", "A"]] as const) {
+  for (const me of ["A", "B"] as const) {
     it(`${me}'s token sees only ${me} through every query field and relation`, async () => {
       const [mine, theirs] = me === "A" ? [a, b] : [b, a];
       const res = await graphql<{ store: { id: string }; orders: { data: unknown[] } }>(

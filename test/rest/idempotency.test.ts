@@ -31,7 +31,13 @@ function request(key: string | undefined, body: unknown, url = "/public/v1/custo
 }
 
 function counting(result: () => Promise<RouteResult>) {
-  const op = { calls: 0, run: async () => (op.calls++, result()) };
+  const op = {
+    calls: 0,
+    run: async () => {
+      op.calls++;
+      return result();
+    },
+  };
   return op;
 }
 

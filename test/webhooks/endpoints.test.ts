@@ -290,7 +290,7 @@ describe("fan-out and attempt claims", () => {
   it("two workers running the same scheduled attempt send it once; a crashed attempt is retried after its lease", async () => {
     const t = await createTenant(app);
     receiver.on("/claimed", () => ({ status: 200, delayMs: 200 }));
-    const endpoint = await register(t, "/claimed");
+    await register(t, "/claimed");
     const {
       attempts: [payload],
     } = await emitAndFanOutWithAttempts(t.storeId);

@@ -55,7 +55,7 @@ export async function openBenchDatabase(): Promise<BenchDatabase> {
     return { url: url.toString(), description: `PostgreSQL at ${url.host} (BENCH_DATABASE_URL)`, close };
   }
   const dir = await mkdtemp(join(tmpdir(), "partner-bench-pg-"));
-  let stop = async () => undefined as void;
+  let stop = async (): Promise<void> => undefined;
   const close = async () => {
     await stop().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });

@@ -28,19 +28,25 @@ function closeObjects(doc: OpenApiDocument): OpenApiDocument {
   const copy = structuredClone(doc) as unknown as Record<string, unknown>;
   const allOfRefs = new Set<string>();
   const collect = (v: unknown): void => {
-    if (Array.isArray(v)) return v.forEach(collect);
+    if (Array.isArray(v)) {
+      for (const x of v) collect(x);
+      return;
+    }
     if (!isObject(v)) return;
     if (Array.isArray(v.allOf)) for (const m of v.allOf) if (isObject(m) && typeof m.$ref === "string") allOfRefs.add(m.$ref);
     Object.values(v).forEach(collect);
   };
   collect(copy);
   const walk = (v: unknown, open: boolean): void => {
-    if (Array.isArray(v)) return v.forEach((x) => walk(x, false));
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, false);
+      return;
+    }
     if (!isObject(v)) return;
     const describesObject = isObject(v.properties) || Array.isArray(v.allOf);
     if (describesObject && !open && !("additionalProperties" in v) && !("unevaluatedProperties" in v)) v.unevaluatedProperties = false;
     for (const [k, child] of Object.entries(v)) {
-      if (k === "allOf" && Array.isArray(child)) child.forEach((m) => walk(m, true));
+      if (k === "allOf" && Array.isArray(child)) for (const m of child) walk(m, true);
       else walk(child, false);
     }
   };
