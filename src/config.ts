@@ -81,7 +81,10 @@ const envSchema = z.object({
   RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
   RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
   WORKER_CONCURRENCY: positiveInt.default(32),
+  /** Connections of each process's one database pool (requests, readiness, rate limits); default 10. */
   DB_POOL_SIZE: positiveInt.default(10),
+  /** Longest wait for a free database connection before the request answers 503; default 2000. */
+  DB_CONNECTION_TIMEOUT_MS: positiveInt.default(2000),
   /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */

@@ -61,6 +61,17 @@ export class Metrics {
     });
     this.refusals = new Counter({ name: "rate_limit_rejections_total", help: "Requests refused with 429, by the limit that refused them.", labelNames: ["subject"], registers });
     this.jobs = new Counter({ name: "worker_jobs_total", help: "Jobs run by this process's worker, by task and outcome.", labelNames: ["task", "outcome"], registers });
+    new Gauge({
+      name: "db_pool_connections",
+      help: "This process's database pool: connections open (total), idle, and requests waiting for one (waiting).",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        this.set({ state: "total" }, pool.totalCount);
+        this.set({ state: "idle" }, pool.idleCount);
+        this.set({ state: "waiting" }, pool.waitingCount);
+      },
+    });
     const scrape = this.scrape.bind(this);
     new Gauge({
       name: "webhook_deliveries",

@@ -10,7 +10,7 @@ import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes/index.js";
 import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
-import { sendProblem, type ProblemContext } from "./problem.js";
+import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { handleTokenRequest } from "./token.js";
 import { idempotency } from "../rest/idempotency.js";
 import { readBody } from "./body.js";
@@ -123,7 +123,9 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       );
     });
     dispatch(req, res, url, pctx).catch((err: unknown) => {
-      if (!(err instanceof ApiError)) log.error({ err, requestId, traceId }, "unhandled error");
+      const known = apiErrorOf(err);
+      if (!known) log.error({ err, requestId, traceId }, "unhandled error");
+      else if (!(err instanceof ApiError)) log.warn({ err, requestId, traceId }, "database unavailable: answered 503");
       if (res.headersSent) {
         res.destroy();
         return;
