@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, createTenant, type Tenant } from "../helpers/tenants.js";
+import { startWorker } from "../../workers/runner.js";
+import { LOCK_CLASS } from "../../workers/crash-recovery.js";
 
 /**
  * Losing database connections under load never wedges the service: every pool drops its dead connections and
@@ -181,5 +183,54 @@ describe("a pool with every connection taken", () => {
     expect((await Promise.all(blocked)).map((r) => r.status)).toEqual(Array(POOL).fill(200));
     expect((await send(app, "GET", "/readyz")).status).toBe(200);
     expect((await send(app, "GET", "/public/v1/orders", { token: tenant.token })).status).toBe(200);
+  });
+});
+
+describe("the worker's liveness lock", () => {
+  let app: TestApp;
+  let admin: pg.Client;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    admin = await adminClient();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await app?.close();
+  });
+
+  /** Backends of the test database holding a liveness lock, by pool id hash. */
+  async function livenessLocks(): Promise<{ pid: number; key: number }[]> {
+    const { rows } = await admin.query<{ pid: number; key: number }>(
+      `select l.pid, l.objid::int as key from pg_locks l join pg_database d on d.oid = l.database
+       where l.locktype = 'advisory' and l.classid = $1 and l.objsubid = 2 and l.granted and d.datname = $2`,
+      [LOCK_CLASS, databaseOf(app)],
+    );
+    return rows;
+  }
+
+  async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await sleep(100);
+    }
+  }
+
+  it("is taken again within seconds after its connection is terminated", async () => {
+    const runner = await startWorker(app.services, app.databaseUrl);
+    try {
+      const [held] = await eventually("the liveness lock", async () => {
+        const locks = await livenessLocks();
+        return locks.length > 0 ? locks : undefined;
+      });
+      await admin.query("select pg_terminate_backend($1)", [held.pid]);
+      const retaken = await eventually("the lock to be retaken", async () => (await livenessLocks()).find((l) => l.key === held.key && l.pid !== held.pid));
+      expect(retaken.key).toBe(held.key);
+    } finally {
+      await runner.stop();
+    }
   });
 });
