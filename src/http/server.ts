@@ -11,6 +11,7 @@ import { routes } from "../rest/routes/index.js";
 import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
+import { Admission } from "./admission.js";
 import { handleTokenRequest } from "./token.js";
 import { idempotency } from "../rest/idempotency.js";
 import { readBody } from "./body.js";
@@ -52,6 +53,21 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log, routes);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
+  const admission = new Admission(
+    { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
+    (reason) => metrics.shed(reason),
+  );
+  metrics.watchAdmission(admission);
+
+  /** Runs a request that needs the database under the admission limit; health, readiness and metrics stay outside it. */
+  async function admitted(res: ServerResponse, handle: () => Promise<void>): Promise<void> {
+    const leave = await admission.enter(res);
+    try {
+      await handle();
+    } finally {
+      leave();
+    }
+  }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
     const method = req.method ?? "GET";
@@ -80,23 +96,27 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     if (path === "/partner/auth/token") {
       only("POST");
-      return handleTokenRequest(services, req, res, (clientId) => limits.token(res, clientId));
+      return admitted(res, () => handleTokenRequest(services, req, res, (clientId) => limits.token(res, clientId)));
     }
     if (path === "/graphql") {
-      const wantsGraphiql = method === "GET" && (req.headers.accept ?? "").includes("text/html");
-      const principal = wantsGraphiql ? { kind: "anonymous" as const } : await resolvePrincipal(services, req.headers.authorization, admit);
-      if (!wantsGraphiql && principal.kind === "anonymous") {
-        throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
+      if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
+        await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
+        return;
       }
-      // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
-      if (method === "POST") Object.assign(req, { body: await readBody(req) });
-      await yoga.handle(req, res, { principal, requestId: pctx.requestId });
-      return;
+      return admitted(res, async () => {
+        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
+        // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
+        if (method === "POST") Object.assign(req, { body: await readBody(req) });
+        await yoga.handle(req, res, { principal, requestId: pctx.requestId });
+      });
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
-      const principal = await resolvePrincipal(services, req.headers.authorization, admit);
-      return rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
+      return admitted(res, async () => {
+        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
+      });
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
   }
