@@ -14,7 +14,7 @@ import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { Admission } from "./admission.js";
 import { handleTokenRequest } from "./token.js";
 import { idempotency } from "../rest/idempotency.js";
-import { readBody } from "./body.js";
+import { requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
@@ -59,8 +59,12 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   );
   metrics.watchAdmission(admission);
 
-  /** Runs a request that needs the database under the admission limit; health, readiness and metrics stay outside it. */
-  async function admitted(res: ServerResponse, handle: () => Promise<void>): Promise<void> {
+  /**
+   * Runs a request that needs the database under the admission limit, once its body has arrived; health,
+   * readiness and metrics stay outside it.
+   */
+  async function admitted(req: IncomingMessage, res: ServerResponse, handle: () => Promise<void>): Promise<void> {
+    if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
     const leave = await admission.enter(res);
     try {
       await handle();
@@ -96,24 +100,24 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     if (path === "/partner/auth/token") {
       only("POST");
-      return admitted(res, () => handleTokenRequest(services, req, res, (clientId) => limits.token(res, clientId)));
+      return admitted(req, res, () => handleTokenRequest(services, req, res, (clientId) => limits.token(res, clientId)));
     }
     if (path === "/graphql") {
       if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
         await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
         return;
       }
-      return admitted(res, async () => {
+      return admitted(req, res, async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
-        // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
-        if (method === "POST") Object.assign(req, { body: await readBody(req) });
+        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text.
+        if (method === "POST") Object.assign(req, { body: await requestBody(req) });
         await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       });
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
-      return admitted(res, async () => {
+      return admitted(req, res, async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
       });

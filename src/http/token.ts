@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, invalidRequest } from "../errors.js";
 import { issueToken, type TokenRequest } from "../auth/tokens.js";
 import type { Services } from "../services.js";
-import { parseBody, readBody } from "./body.js";
+import { parseBody, requestBody } from "./body.js";
 import { send } from "../rest/router.js";
 
 /** Client authentication by HTTP Basic (RFC 6749 §2.3.1): both parts are form-urlencoded. */
@@ -26,7 +26,7 @@ export async function handleTokenRequest(
   res: ServerResponse,
   limit: (clientId: string) => Promise<void> = async () => undefined,
 ): Promise<void> {
-  const raw = await readBody(req);
+  const raw = await requestBody(req);
   const parsed = parseBody(req, raw) ?? {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed === null) throw invalidRequest("The body must be a JSON object.");
   const body = parsed as TokenRequest;

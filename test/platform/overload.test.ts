@@ -1,3 +1,4 @@
+import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type Tenant } from "../helpers/tenants.js";
@@ -86,5 +87,39 @@ describe("a burst of writes past what the database pool serves in time", () => {
   it("answers 503 with Retry-After to the requests that waited too long, never a 500", async () => {
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 3 === 2 ? gql(app, tenant) : rest(app, tenant))));
     expect(expectShedOrServed(answers).length).toBeGreaterThan(0);
+  });
+});
+
+describe("slow uploads", () => {
+  let app: TestApp;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    app = await startTestApp({ HTTP_MAX_IN_FLIGHT: "1", HTTP_MAX_QUEUED: "0", ...UNLIMITED });
+    tenant = await createTenant(app);
+  });
+  afterAll(() => app?.close());
+
+  /** A token request whose body never finishes arriving. */
+  function trickle(): Promise<Socket> {
+    const { port } = new URL(app.baseUrl);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => {
+        socket.write(`POST /partner/auth/token HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"grant_type":`);
+        resolve(socket);
+      });
+      socket.on("error", reject);
+    });
+  }
+
+  it("hold no admission slot while their bodies arrive", async () => {
+    const uploads = await Promise.all([trickle(), trickle(), trickle()]);
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const res = await fetch(`${app.baseUrl}/public/v1/store`, { headers: { authorization: `Bearer ${tenant.token}` } });
+      expect(res.status).toBe(200);
+    } finally {
+      for (const socket of uploads) socket.destroy();
+    }
   });
 });

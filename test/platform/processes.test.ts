@@ -11,7 +11,9 @@ let b: ApiProcess;
 
 beforeAll(async () => {
   app = await startTestApp();
-  [a, b] = await Promise.all([startApiProcess(app.databaseUrl), startApiProcess(app.databaseUrl)]);
+  // A queue long and patient enough for the 110 requests at once below: this file tests limits, not shedding.
+  const patient = { HTTP_MAX_QUEUED: "200", HTTP_QUEUE_TIMEOUT_MS: "30000" };
+  [a, b] = await Promise.all([startApiProcess(app.databaseUrl, patient), startApiProcess(app.databaseUrl, patient)]);
 }, 90_000);
 afterAll(async () => {
   await Promise.all([a, b].filter(Boolean).map(stopApiProcess));
