@@ -16,7 +16,10 @@ export function guardPool(pool: pg.Pool, log: Logger): pg.Pool {
   pool.on("acquire", (client) => lent.add(client));
   pool.on("release", (_err, client) => lent.delete(client));
   pool.on("connect", (client) => {
-    client.on("error", (err) => log.warn({ err }, "database connection lost; the pool replaces it"));
+    // An idle connection's error reaches the pool's "error" event as well: log it once, there.
+    client.on("error", (err) => {
+      if (lent.has(client)) log.warn({ err }, "database connection lost while in use; the pool replaces it");
+    });
     client.on("end", () => {
       if (!lent.has(client)) return;
       const release = client.release;
