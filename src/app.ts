@@ -35,10 +35,8 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   configureHashing({ concurrency: config.SECRET_HASH_CONCURRENCY, queue: config.SECRET_HASH_QUEUE, waitMs: config.SECRET_HASH_WAIT_MS });
   const database = await openDatabase(config, log);
   if (opts.migrate !== false) await migrate(database.url, log);
-  const pool = createPool(database.url, config.DB_POOL_SIZE);
-  // An idle connection dropped by the server must not crash the process; the pool replaces it.
-  pool.on("error", (err) => log.warn({ err }, "idle database connection lost"));
-  const db = createPrisma(database.url, config.DB_POOL_SIZE);
+  const pool = createPool(database.url, { max: config.DB_POOL_SIZE, connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS, log });
+  const db = createPrisma(pool, { maxWaitMs: config.DB_CONNECTION_TIMEOUT_MS });
   const box = new SecretBox(await masterKey(config, db));
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
@@ -48,7 +46,6 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     databaseUrl: database.url,
     async close() {
       await db.$disconnect();
-      await pool.end();
       await database.stop();
     },
   };

@@ -48,3 +48,7 @@ export const unprocessable = (detail: string, violations?: Violation[]) => new A
 export const forbidden = (detail: string) => new ApiError("FORBIDDEN", detail);
 export const insufficientScope = (scope: string) =>
   new ApiError("INSUFFICIENT_SCOPE", `This operation needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`);
+
+/** Overload or a database that cannot serve right now: the client retries after `Retry-After` seconds. */
+export const serviceUnavailable = (detail: string, retryAfterSeconds = 1) =>
+  new ApiError("SERVICE_UNAVAILABLE", `${detail} Retry after ${retryAfterSeconds} s.`, undefined, { "retry-after": String(retryAfterSeconds) });

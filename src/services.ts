@@ -10,7 +10,7 @@ export interface Services {
   config: Config;
   log: Logger;
   db: Db;
-  /** Raw pg pool for the few statements Prisma cannot express (advisory locks, graphile-worker add_job). */
+  /** The pool under `db`, for the statements Prisma cannot express (advisory locks, graphile-worker add_job, rate limits). */
   pool: pg.Pool;
   box: SecretBox;
   keys: KeyRing;

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import type { Services } from "../src/services.js";
+import type { Logger } from "../src/log.js";
 
 /**
  * graphile-worker leaves the jobs of a worker that died without shutting down (SIGKILL, OOM, power loss)
@@ -13,10 +14,13 @@ import type { Services } from "../src/services.js";
  */
 
 /** Namespace (first key) of the liveness advisory locks. */
-const LOCK_CLASS = 0x5747_4b52;
+export const LOCK_CLASS = 0x5747_4b52;
 /** A new pool may lock its first jobs a moment before its liveness lock is granted; never judge it that early. */
 const GRACE = "2 seconds";
 const RECOVERY_INTERVAL_MS = 5000;
+/** Backoff of the liveness connection's reconnects: from this, doubling, up to RECONNECT_MAX_MS. */
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5000;
 
 export interface CrashRecovery {
   /** Pass to graphile-worker's `run` so each new pool takes its liveness lock. */
@@ -46,17 +50,96 @@ async function recoverAbandonedJobs(pool: pg.Pool, ownPools: ReadonlySet<string>
   }
 }
 
+/**
+ * The connection holding this process's liveness locks. When it drops (a database restart, a failover,
+ * `pg_terminate_backend`), PostgreSQL frees the locks and other workers would soon re-run this one's jobs; so it
+ * reconnects, with backoff, and takes the lock of every pool again.
+ */
+class Liveness {
+  private client: pg.Client | null = null;
+  private readonly pools = new Set<string>();
+  private retryMs = RECONNECT_MIN_MS;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Connects; throws when it cannot, so a worker does not start without its liveness connection. */
+  start(): Promise<void> {
+    return this.connect();
+  }
+
+  hold(poolId: string): void {
+    this.pools.add(poolId);
+    // While reconnecting, the new connection takes it with the others.
+    if (this.client) lock(this.client, poolId).catch((err: unknown) => this.log.error({ err }, "could not take the liveness lock"));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "worker-liveness" });
+    client.on("error", (err) => this.lost(client, err));
+    client.on("end", () => this.lost(client));
+    try {
+      await client.connect();
+      // A pool added during this loop is still visited: a Set's iteration includes later additions.
+      for (const id of this.pools) await lock(client, id);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.client = client;
+  }
+
+  private lost(client: pg.Client, err?: Error): void {
+    if (this.stopped || client !== this.client) return;
+    this.client = null;
+    this.log.error({ err }, "liveness connection lost: other workers may treat this one as dead and re-run its jobs; reconnecting");
+    client.end().catch(() => undefined);
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    this.timer = setTimeout(() => {
+      this.connect().then(
+        () => {
+          this.retryMs = RECONNECT_MIN_MS;
+          if (this.stopped) void this.stop();
+          else this.log.info({ pools: [...this.pools] }, "liveness connection back: locks retaken");
+        },
+        (err: unknown) => {
+          if (this.stopped) return;
+          this.log.warn({ err, retryMs: this.retryMs }, "liveness connection: reconnect failed; retrying");
+          this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
+          this.reconnect();
+        },
+      );
+    }, this.retryMs);
+  }
+}
+
+function lock(client: pg.Client, poolId: string): Promise<unknown> {
+  return client.query("select pg_advisory_lock($1, hashtext($2))", [LOCK_CLASS, poolId]);
+}
+
 export async function startCrashRecovery(services: Services, databaseUrl: string): Promise<CrashRecovery> {
   const log = services.log.child({ component: "crash-recovery" });
-  const liveness = new pg.Client({ connectionString: databaseUrl, application_name: "worker-liveness" });
-  liveness.on("error", (err) => log.error({ err }, "liveness connection lost: other workers will treat this one as dead and re-run its jobs"));
-  await liveness.connect();
+  const liveness = new Liveness(databaseUrl, log);
+  await liveness.start();
 
   const ownPools = new Set<string>();
   const events: WorkerEvents = new EventEmitter();
   events.on("pool:create", ({ workerPool }) => {
     ownPools.add(workerPool.id);
-    liveness.query("select pg_advisory_lock($1, hashtext($2))", [LOCK_CLASS, workerPool.id]).catch((err: unknown) => log.error({ err }, "could not take the liveness lock"));
+    liveness.hold(workerPool.id);
   });
 
   const sweep = (): void => {
@@ -74,7 +157,7 @@ export async function startCrashRecovery(services: Services, databaseUrl: string
     events,
     async stop() {
       clearInterval(timer);
-      await liveness.end().catch(() => undefined);
+      await liveness.stop();
     },
   };
 }

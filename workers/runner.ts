@@ -6,13 +6,15 @@ import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
 import { workerTuning } from "./tuning.js";
 import { startQueueVacuum } from "./queue-vacuum.js";
+import { guardPool } from "../src/db/pool.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
-  const pgPool = new pg.Pool({ connectionString: databaseUrl, max: services.config.WORKER_CONCURRENCY + 2 });
-  pgPool.on("error", (err) => log.warn({ err }, "idle worker database connection lost"));
-  pgPool.on("connect", (client) => client.on("error", (err) => log.warn({ err }, "worker database connection error")));
+  const pgPool = guardPool(
+    new pg.Pool({ connectionString: databaseUrl, max: services.config.WORKER_CONCURRENCY + 2, connectionTimeoutMillis: services.config.DB_CONNECTION_TIMEOUT_MS }),
+    log,
+  );
   const recovery = await startCrashRecovery(services, databaseUrl);
   const runner = await run({
     pgPool,

@@ -3,6 +3,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client.js";
 import { installPlanCache } from "./plan-cache.js";
 import { createPool } from "./pool.js";
+import { createLogger } from "../log.js";
 
 export { Prisma } from "../generated/prisma/client.js";
 export type * from "../generated/prisma/client.js";
@@ -42,9 +43,18 @@ function prepareStatements(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
-export function createPrisma(connectionString: string, poolSize: number): PrismaClient {
+/**
+ * Prisma over the process's one pool (see pool.ts); `$disconnect` ends that pool. A transaction waits for its
+ * connection as long as any request does (`maxWaitMs`, DB_CONNECTION_TIMEOUT_MS), not Prisma's own 2 s.
+ */
+export function createPrisma(pool: pg.Pool, opts: { maxWaitMs: number }): PrismaClient {
   installPlanCache();
-  const pool = createPool(connectionString, poolSize);
   pool.on("connect", prepareStatements);
-  return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }), transactionOptions: { maxWait: opts.maxWaitMs } });
+}
+
+/** Prisma over a pool of its own with the default wait, for tests and tools that use no other connection. */
+export function openPrisma(connectionString: string, poolSize: number): PrismaClient {
+  const connectionTimeoutMs = 2000;
+  return createPrisma(createPool(connectionString, { max: poolSize, connectionTimeoutMs, log: createLogger("silent") }), { maxWaitMs: connectionTimeoutMs });
 }

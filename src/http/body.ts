@@ -4,7 +4,7 @@ import { ApiError, invalidRequest } from "../errors.js";
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /** Reads the raw body, refusing more than 1 MiB (DECISIONS §10) without buffering the excess. */
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
+async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
   const chunks: Buffer[] = [];
@@ -18,6 +18,21 @@ export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+const received = new WeakMap<IncomingMessage, Promise<string>>();
+
+/**
+ * The request's body as readBody reads it, read once: the server reads it before admitting the request (a slow
+ * upload must not hold one of the few slots of requests that use the database), the handler gets the same text.
+ */
+export function requestBody(req: IncomingMessage): Promise<string> {
+  let body = received.get(req);
+  if (!body) {
+    body = readBody(req);
+    received.set(req, body);
+  }
+  return body;
 }
 
 /** The rest of the body is not read: the connection closes after the 413 instead of carrying it. */

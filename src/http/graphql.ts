@@ -3,6 +3,7 @@ import { GraphQLError } from "graphql";
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { ApiError, ERROR_CATALOG, invalidRequest } from "../errors.js";
+import { apiErrorOf } from "./problem.js";
 import type { Principal } from "../auth/principal.js";
 import { createContext, type Context } from "../graphql/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
@@ -14,12 +15,17 @@ export interface GraphqlServerContext {
   requestId: string;
 }
 
-/** Turns an ApiError into a GraphQL error whose extensions carry the same code REST would answer. */
+/**
+ * Turns an error into a GraphQL error whose extensions carry the code and status REST would answer; its headers
+ * (Retry-After) go on the HTTP response.
+ */
 export function graphqlErrorOf(error: unknown, requestId: string, log: Services["log"]): GraphQLError {
   const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
-  if (original instanceof ApiError) {
-    return new GraphQLError(original.detail, {
-      extensions: { code: original.code, status: ERROR_CATALOG[original.code].status, errors: original.violations },
+  const known = apiErrorOf(original);
+  if (known) {
+    if (!(original instanceof ApiError)) log.warn({ err: original, requestId }, "database unavailable: answered SERVICE_UNAVAILABLE");
+    return new GraphQLError(known.detail, {
+      extensions: { code: known.code, status: ERROR_CATALOG[known.code].status, errors: known.violations, ...(known.headers ? { http: { headers: known.headers } } : {}) },
     });
   }
   // graphql's own errors about the request, including a variable a scalar refused (an Int out of range, a

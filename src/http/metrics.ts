@@ -13,6 +13,7 @@ import type { AnyRoute } from "../rest/route.js";
 import { compilePath } from "../rest/router.js";
 import type { SubjectKind } from "../ratelimit/limiter.js";
 import { planCacheStats } from "../db/plan-cache.js";
+import type { Admission, ShedReason } from "./admission.js";
 
 const DELIVERIES_SQL = `SELECT status::text AS status, count(*)::int AS n FROM "WebhookDelivery" GROUP BY status`;
 
@@ -42,6 +43,7 @@ export class Metrics {
   private readonly duration: Histogram<"method" | "route" | "status">;
   private readonly refusals: Counter<"subject">;
   private readonly jobs: Counter<"task" | "outcome">;
+  private readonly shedCount: Counter<"reason">;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -61,6 +63,23 @@ export class Metrics {
     });
     this.refusals = new Counter({ name: "rate_limit_rejections_total", help: "Requests refused with 429, by the limit that refused them.", labelNames: ["subject"], registers });
     this.jobs = new Counter({ name: "worker_jobs_total", help: "Jobs run by this process's worker, by task and outcome.", labelNames: ["task", "outcome"], registers });
+    this.shedCount = new Counter({
+      name: "http_requests_shed_total",
+      help: "Requests refused with 503 because the process was at capacity: queue_full (refused at once) or queue_timeout (waited too long).",
+      labelNames: ["reason"],
+      registers,
+    });
+    new Gauge({
+      name: "db_pool_connections",
+      help: "This process's database pool: connections open (total), idle, and requests waiting for one (waiting).",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        this.set({ state: "total" }, pool.totalCount);
+        this.set({ state: "idle" }, pool.idleCount);
+        this.set({ state: "waiting" }, pool.waitingCount);
+      },
+    });
     const scrape = this.scrape.bind(this);
     new Gauge({
       name: "webhook_deliveries",
@@ -168,6 +187,17 @@ export class Metrics {
     const labels = { method, route: this.routeOf(path, status), status: String(status) };
     this.requests.inc(labels);
     this.duration.observe(labels, seconds);
+  }
+
+  shed(reason: ShedReason): void {
+    this.shedCount.inc({ reason });
+  }
+
+  /** Reports how many requests run and wait under the admission limit. */
+  watchAdmission(admission: Admission): void {
+    const registers = [this.registry];
+    new Gauge({ name: "http_requests_in_flight", help: "Requests needing the database that run now.", registers, collect() { this.set(admission.inFlight); } });
+    new Gauge({ name: "http_requests_queued", help: "Requests needing the database that wait for a slot.", registers, collect() { this.set(admission.queued); } });
   }
 
   rateLimited(subject: SubjectKind): void {

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
-import { ApiError, ERROR_CATALOG, type ErrorCode } from "../errors.js";
+import { ApiError, ERROR_CATALOG, serviceUnavailable, type ErrorCode } from "../errors.js";
+import { isTransientDatabaseError } from "../db/faults.js";
 
 export interface ProblemContext {
   baseUrl: string;
@@ -21,9 +22,19 @@ export interface Problem {
   errors?: unknown[];
 }
 
-/** The one problem-details builder (RFC 9457, DECISIONS §10). Unknown errors become a bare 500. */
+/**
+ * What a client is told about an error, for REST and GraphQL alike: an ApiError as it is; a database that cannot
+ * serve right now (see faults.ts) is 503 with Retry-After; anything else is null, a bug that answers 500.
+ */
+export function apiErrorOf(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (isTransientDatabaseError(err)) return serviceUnavailable("The database is unavailable or busy right now.");
+  return null;
+}
+
+/** The one problem-details builder (RFC 9457). Unknown errors become a bare 500. */
 export function toProblem(err: unknown, ctx: ProblemContext): { problem: Problem; headers: Record<string, string> } {
-  const e = err instanceof ApiError ? err : new ApiError("INTERNAL_SERVER_ERROR", `Something went wrong on our side. Retry with backoff; if it persists, quote traceId ${ctx.traceId} to support.`);
+  const e = apiErrorOf(err) ?? new ApiError("INTERNAL_SERVER_ERROR", `Something went wrong on our side. Retry with backoff; if it persists, quote traceId ${ctx.traceId} to support.`);
   const entry = ERROR_CATALOG[e.code];
   const problem: Problem = {
     type: `${ctx.baseUrl}/errors/${e.code}`,

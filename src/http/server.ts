@@ -10,11 +10,12 @@ import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes/index.js";
 import { migrationsApplied } from "../db/migrate.js";
 import { createGraphqlServer } from "./graphql.js";
-import { sendProblem, type ProblemContext } from "./problem.js";
+import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
+import { Admission } from "./admission.js";
 import { handleTokenRequest } from "./token.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
-import { readBody } from "./body.js";
+import { requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
@@ -53,6 +54,25 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log, routes);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
+  const admission = new Admission(
+    { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
+    (reason) => metrics.shed(reason),
+  );
+  metrics.watchAdmission(admission);
+
+  /**
+   * Runs a request that needs the database under the admission limit, once its body has arrived; health,
+   * readiness and metrics stay outside it.
+   */
+  async function admitted(req: IncomingMessage, res: ServerResponse, handle: () => Promise<void>): Promise<void> {
+    if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
+    const leave = await admission.enter(res);
+    try {
+      await handle();
+    } finally {
+      leave();
+    }
+  }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
     const method = req.method ?? "GET";
@@ -82,26 +102,32 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (path === "/partner/auth/token") {
       only("POST");
       const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
-      return handleTokenRequest(services, req, res, {
-        admit: (clientId) => limits.token(res, clientId, address),
-        failed: () => limits.tokenFailed(address),
-      });
+      return admitted(req, res, () =>
+        handleTokenRequest(services, req, res, {
+          admit: (clientId) => limits.token(res, clientId, address),
+          failed: () => limits.tokenFailed(address),
+        }),
+      );
     }
     if (path === "/graphql") {
-      const wantsGraphiql = method === "GET" && (req.headers.accept ?? "").includes("text/html");
-      const principal = wantsGraphiql ? { kind: "anonymous" as const } : await resolvePrincipal(services, req.headers.authorization, admit);
-      if (!wantsGraphiql && principal.kind === "anonymous") {
-        throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
+      if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
+        await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
+        return;
       }
-      // Yoga sets no body limit of its own: read the body here under the 1 MiB cap and hand it over as text.
-      if (method === "POST") Object.assign(req, { body: await readBody(req) });
-      await yoga.handle(req, res, { principal, requestId: pctx.requestId });
-      return;
+      return admitted(req, res, async () => {
+        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
+        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text.
+        if (method === "POST") Object.assign(req, { body: await requestBody(req) });
+        await yoga.handle(req, res, { principal, requestId: pctx.requestId });
+      });
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
-      const principal = await resolvePrincipal(services, req.headers.authorization, admit);
-      return rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
+      return admitted(req, res, async () => {
+        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
+      });
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
   }
@@ -128,7 +154,9 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       );
     });
     dispatch(req, res, url, pctx).catch((err: unknown) => {
-      if (!(err instanceof ApiError)) log.error({ err, requestId, traceId }, "unhandled error");
+      const known = apiErrorOf(err);
+      if (!known) log.error({ err, requestId, traceId }, "unhandled error");
+      else if (!(err instanceof ApiError)) log.warn({ err, requestId, traceId }, "database unavailable: answered 503");
       if (res.headersSent) {
         res.destroy();
         return;

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, invalidRequest } from "../errors.js";
 import { issueToken, type TokenRequest } from "../auth/tokens.js";
 import type { Services } from "../services.js";
-import { parseBody, readBody } from "./body.js";
+import { parseBody, requestBody } from "./body.js";
 import { send } from "../rest/router.js";
 import { isStorableText } from "../input.js";
 
@@ -35,7 +35,7 @@ export interface TokenLimits {
 
 /** POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. */
 export async function handleTokenRequest(services: Services, req: IncomingMessage, res: ServerResponse, limits: TokenLimits): Promise<void> {
-  const raw = await readBody(req);
+  const raw = await requestBody(req);
   const parsed = parseBody(req, raw) ?? {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed === null) throw invalidRequest("The body must be a JSON object.");
   const body = parsed as TokenRequest;

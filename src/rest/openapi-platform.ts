@@ -165,8 +165,7 @@ export function problemResponse(status: number, reason: string): JsonSchema {
   const codes = codesWithStatus(status);
   const listed = codes.map((c) => `\`${c}\`${CODE_NOTES[c] ? ` (${CODE_NOTES[c]})` : ""}`);
   const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
-  if (status === 429) headers["Retry-After"] = ref("headers", "RetryAfter");
-  if (status === 503) headers["Retry-After"] = { ...HEADERS.RetryAfter, required: false };
+  if (status === 429 || status === 503) headers["Retry-After"] = ref("headers", "RetryAfter");
   // Business errors of a write are recorded under its Idempotency-Key and replayed (DECISIONS §7).
   if ([400, 404, 409, 422].includes(status)) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
   return {

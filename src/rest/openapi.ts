@@ -46,8 +46,8 @@ export interface OpenApiDocument {
   };
 }
 
-/** Statuses every route-table operation can answer (auth, validation, rate limit, failure). */
-export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500];
+/** Statuses every route-table operation can answer (auth, validation, rate limit, failure, overload or database away). */
+export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500, 503];
 
 /** The error statuses a route documents: the common ones, the route's own, and those its shape implies. */
 export function errorStatuses(route: AnyRoute): number[] {

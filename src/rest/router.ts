@@ -4,7 +4,7 @@ import { ApiError, insufficientScope, invalidRequest } from "../errors.js";
 import type { PartnerPrincipal, Principal } from "../auth/principal.js";
 import { createContext } from "../graphql/context.js";
 import type { Services } from "../services.js";
-import { parseBody, readBody } from "../http/body.js";
+import { parseBody, requestBody } from "../http/body.js";
 import { compileBody, compileObject, check, pickDeclared, queryOf, type InputValidators } from "./validate.js";
 import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
 import type { AnyRoute, RouteInput, RouteResult } from "./route.js";
@@ -110,7 +110,7 @@ export class RestRouter {
     const { compiled, params } = this.match(r.req.method ?? "GET", r.pathname);
     const { route, validators } = compiled;
     const principal = this.authorize(route, r.principal);
-    const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await readBody(r.req);
+    const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseBody(r.req, rawBody);
     const query = queryOf(r.searchParams);
     if (validators.path) check(validators.path, params, "path");

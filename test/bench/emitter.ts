@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { createPrisma } from "../../src/db/prisma.js";
+import { openPrisma } from "../../src/db/prisma.js";
 import { emitEvent, FAN_OUT_TASK } from "../../src/events/outbox.js";
 
 /** What emitEvent writes, as one statement: the event row and its fan-out job (same payload and job key). */
@@ -28,7 +28,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let emit: (i: number) => Promise<string>;
 let close: () => Promise<void>;
 if (process.env.MODE === "events-prisma") {
-  const db = createPrisma(process.env.DATABASE_URL ?? "", 10);
+  const db = openPrisma(process.env.DATABASE_URL ?? "", 10);
   emit = async (i) => {
     const data = { orderId: randomUUID(), orderNumber: 1000 + i, total: 42.5, type: "DELIVERY", status: "PENDING" };
     return (await db.$transaction((tx) => emitEvent(tx, stores[i % stores.length], "order.created", data))).id;

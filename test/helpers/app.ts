@@ -26,6 +26,9 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     ADMIN_API_KEY: "adm_test_admin_key_0123456789",
     PUBLIC_BASE_URL: "http://api.test.local",
     DB_POOL_SIZE: "5",
+    // Tests send bursts on a busy machine; a short admission queue would shed some. Shedding is tested on its own.
+    HTTP_MAX_QUEUED: "1000",
+    HTTP_QUEUE_TIMEOUT_MS: "30000",
     ...env,
   });
   const started = await startServices(config, createLogger(config.LOG_LEVEL), { migrate: false });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/database.js";
 import { createOrder } from "../helpers/fixtures.js";
-import { createPrisma, type Db, type Prisma } from "../../src/db/prisma.js";
+import { openPrisma, type Db, type Prisma } from "../../src/db/prisma.js";
 import { createStore } from "../../src/admin/operations.js";
 import { planCacheStats } from "../../src/db/plan-cache.js";
 
@@ -12,7 +12,7 @@ const stores: { id: string; orderIds: string[] }[] = [];
 beforeAll(async () => {
   let url: string;
   ({ url, drop } = await createTestDatabase());
-  db = createPrisma(url, 2);
+  db = openPrisma(url, 2);
   for (const name of ["Plan A", "Plan B", "Plan C"]) {
     const store = await createStore(db, { name, environment: "PRODUCTION" });
     const orderIds = [];

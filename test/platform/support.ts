@@ -71,6 +71,9 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
       PUBLIC_BASE_URL: "http://api.test.local",
       LOG_LEVEL: "info",
       DB_POOL_SIZE: "5",
+      // As in startTestApp: bursts wait for their turn rather than being shed.
+      HTTP_MAX_QUEUED: "1000",
+      HTTP_QUEUE_TIMEOUT_MS: "30000",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

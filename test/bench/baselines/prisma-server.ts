@@ -1,4 +1,4 @@
-import { createPrisma } from "../../../src/db/prisma.js";
+import { openPrisma } from "../../../src/db/prisma.js";
 import { serveBaseline } from "./common.js";
 import { prismaOrderSource } from "./prisma-queries.js";
 
@@ -8,7 +8,7 @@ import { prismaOrderSource } from "./prisma-queries.js";
  * costs; its distance from the façade, what the pipeline and GraphQL cost together.
  */
 
-const db = createPrisma(process.env.DATABASE_URL ?? "", Number(process.env.DB_POOL_SIZE ?? 10));
+const db = openPrisma(process.env.DATABASE_URL ?? "", Number(process.env.DB_POOL_SIZE ?? 10));
 
 await serveBaseline(
   "baseline-prisma",
