@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import { createTestDatabase } from "../helpers/database.js";
-import { createPrisma, type Db } from "../../src/db/prisma.js";
+import { openPrisma, type Db } from "../../src/db/prisma.js";
 import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
 import { startApiProcess, stopApiProcess, type ApiProcess } from "./support.js";
 
@@ -13,7 +13,7 @@ let b: ApiProcess;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = createPrisma(database.url, 2);
+  db = openPrisma(database.url, 2);
   // An empty value is the same as unset.
   [a, b] = await Promise.all([startApiProcess(database.url, { PUBLIC_BASE_URL: "" }), startApiProcess(database.url, { PUBLIC_BASE_URL: "" })]);
 }, 90_000);
