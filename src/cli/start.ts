@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../config.js";
+import { type Config, ConfigError, loadConfig } from "../config.js";
 import { createLogger } from "../log.js";
 import { startServices } from "../app.js";
 import { schema } from "../graphql/schema.js";
@@ -12,7 +12,7 @@ import { demoBanner, ensureDemo } from "../admin/demo.js";
 /** `npm start`: the API, the webhook worker, or both (default), per --role or ROLE. */
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { role: { type: "string" } }, allowPositionals: false });
-  let config;
+  let config: Config;
   try {
     config = loadConfig({ ...process.env, ...(values.role ? { ROLE: values.role } : {}) });
   } catch (e) {

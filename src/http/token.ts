@@ -13,11 +13,11 @@ function basicCredentials(header: string | undefined): { client_id: string; clie
   const decoded = Buffer.from(m[1], "base64").toString("utf8");
   const i = decoded.indexOf(":");
   if (i < 0) throw new ApiError("INVALID_CLIENT", "HTTP Basic credentials must be client_id:client_secret.");
-  return { client_id: unescape(decoded.slice(0, i)), client_secret: unescape(decoded.slice(i + 1)) };
+  return { client_id: formDecode(decoded.slice(0, i)), client_secret: formDecode(decoded.slice(i + 1)) };
 }
 
 /** A malformed percent-escape (`%zz`) is a client that failed to authenticate (RFC 6749 §5.2), not a URIError. */
-function unescape(part: string): string {
+function formDecode(part: string): string {
   try {
     return decodeURIComponent(part.replace(/\+/g, " "));
   } catch {

@@ -174,8 +174,9 @@ export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocume
     paths[path] ??= {};
     paths[path][method] = operation;
   };
-  const platform = (first: boolean) =>
-    PLATFORM_OPERATIONS.filter((p) => p.first === first).forEach((p) => add(p.path, p.method, p.operation as OpenApiOperation));
+  const platform = (first: boolean) => {
+    for (const p of PLATFORM_OPERATIONS) if (p.first === first) add(p.path, p.method, p.operation as OpenApiOperation);
+  };
   platform(true);
   for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry));
   platform(false);

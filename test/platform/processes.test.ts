@@ -35,9 +35,10 @@ describe("limits shared by two API processes", () => {
     const ok = responses.filter((r) => r.status === 200);
     expect(new Set(ok.map((r) => r.headers.get("x-ratelimit-remaining")))).toEqual(new Set(Array.from({ length: 100 }, (_, i) => String(i))));
     const refused = responses.find((r) => r.status === 429);
-    expect(refused?.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(refused?.headers.get("x-ratelimit-limit")).toBe("100");
-    expect(((await refused?.json()) as { code: string }).code).toBe("RATE_LIMIT_EXCEEDED");
+    if (!refused) throw new Error("no request was refused");
+    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+    expect(refused.headers.get("x-ratelimit-limit")).toBe("100");
+    expect(((await refused.json()) as { code: string }).code).toBe("RATE_LIMIT_EXCEEDED");
 
     // The 101st in the minute is refused by either process.
     expect((await getStore(a.baseUrl, hot.token)).status).toBe(429);
