@@ -115,8 +115,17 @@ const envSchema = z.object({
   GRAPHQL_MAX_COST: positiveInt.default(5000),
   /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
+  /** A client that has not sent all its headers after this long gets 408 and a closed connection (default 15000). */
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(15_000),
+  /** Nor the whole request, headers and body (default 30000); at least HTTP_HEADERS_TIMEOUT_MS. */
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
   /** On SIGTERM, in-flight requests and jobs get this long to finish before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
+}).superRefine((c, ctx) => {
+  // Node refuses to start a server whose header bound exceeds its request bound.
+  if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
+    ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
+  }
 });
 
 type Parsed = z.infer<typeof envSchema>;

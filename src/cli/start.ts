@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   const metrics = app?.metrics ?? new Metrics(services.pool, log);
   if (role !== "api") worker = await startWorker(services, started.databaseUrl, metrics);
   if (app) {
-    server = createHttpServer(app, { keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS });
+    server = createHttpServer(app);
     const port = await listen(server, config.PORT, config.HOST);
     const demo = await ensureDemo(services.db);
     if (demo) process.stdout.write(demoBanner(config.PORT === port ? config.publicBaseUrl : `http://${config.HOST}:${port}`, demo));

@@ -2,22 +2,49 @@ import type { IncomingMessage } from "node:http";
 import { ApiError, invalidRequest } from "../errors.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** A refused body is still read and dropped up to this size in all, and for this long, before the 413 goes out. */
+export const DRAIN_MAX_BYTES = 8 * MAX_BODY_BYTES;
+export const DRAIN_TIMEOUT_MS = 5_000;
 
-/** Reads the raw body, refusing more than 1 MiB (DECISIONS §10) without buffering the excess. */
+/** Whether the request declares a body over the limit; such a body is refused without being invited by 100 Continue. */
+export function declaresTooLarge(req: IncomingMessage, limit = MAX_BODY_BYTES): boolean {
+  return Number(req.headers["content-length"]) > limit;
+}
+
+/** Reads the raw body, refusing more than 1 MiB (413 PAYLOAD_TOO_LARGE) without buffering the excess. */
 async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw tooLarge(limit);
-    }
-    chunks.push(chunk as Buffer);
+  if (declaresTooLarge(req, limit)) {
+    // A client waiting for 100 Continue sends nothing until it gets an answer: give it one at once.
+    const waiting = /100-continue/i.test(req.headers.expect ?? "");
+    throw await refuse(req, limit, 0, !waiting && Number(req.headers["content-length"]) <= DRAIN_MAX_BYTES);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  // Events rather than `for await`: leaving that loop early destroys the request, and its socket with it.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      stop();
+      void refuse(req, limit, size, true).then(reject);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks).toString("utf8"));
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(err);
+    };
+    const stop = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+    };
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+  });
 }
 
 const received = new WeakMap<IncomingMessage, Promise<string>>();
@@ -35,9 +62,41 @@ export function requestBody(req: IncomingMessage): Promise<string> {
   return body;
 }
 
-/** The rest of the body is not read: the connection closes after the 413 instead of carrying it. */
-function tooLarge(limit: number): ApiError {
-  return new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${limit} bytes.`, undefined, { connection: "close" });
+/**
+ * The 413 for a body over the limit, made once the rest of the body has been read and dropped. Clients are usually
+ * still sending: answering and closing with their data unread makes the kernel reset the connection, and they see
+ * EPIPE or ECONNRESET instead of the answer. A body that is not `drainable` (declared longer than DRAIN_MAX_BYTES, or
+ * held back by a client awaiting 100 Continue), or that runs past DRAIN_MAX_BYTES or DRAIN_TIMEOUT_MS, is answered at
+ * once and its connection closed.
+ */
+async function refuse(req: IncomingMessage, limit: number, received: number, drainable: boolean): Promise<ApiError> {
+  const drained = drainable && (await discardRest(req, received));
+  return new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${limit} bytes.`, undefined, drained ? undefined : { connection: "close" });
+}
+
+/** Drops the rest of the body; true once it has ended within the drain bounds. */
+function discardRest(req: IncomingMessage, received: number): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let total = received;
+    const done = (drained: boolean) => {
+      clearTimeout(timer);
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+      resolve(drained);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > DRAIN_MAX_BYTES) done(false);
+    };
+    const onEnd = () => done(true);
+    const onClose = () => done(false);
+    const timer = setTimeout(onClose, DRAIN_TIMEOUT_MS);
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("close", onClose);
+  });
 }
 
 export function mediaType(req: IncomingMessage): string {

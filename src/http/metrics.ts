@@ -8,6 +8,7 @@ import { hashingStats, safeEqual } from "../crypto/hash.js";
 import type { Logger } from "../log.js";
 import type { Config } from "../config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
+import { httpServerOptions } from "./server-options.js";
 import { send } from "../rest/router.js";
 import type { AnyRoute } from "../rest/route.js";
 import { compilePath } from "../rest/router.js";
@@ -229,7 +230,7 @@ export function createMetricsServer(metrics: Metrics, config: Config): Server {
     const requestId = randomUUID();
     return { baseUrl: config.publicBaseUrl, instance: path, requestId, traceId: requestId.replace(/-/g, "") };
   };
-  return createServer({ requestTimeout: 30_000, headersTimeout: 15_000 }, (req, res) => {
+  return createServer(httpServerOptions(config), (req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     const answer =
       req.method === "GET" && path === "/metrics"

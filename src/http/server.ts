@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../errors.js";
@@ -15,11 +15,12 @@ import { Admission } from "./admission.js";
 import { handleTokenRequest } from "./token.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
-import { requestBody } from "./body.js";
+import { declaresTooLarge, requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
 import { createDocs } from "./docs.js";
+import { httpServerOptions } from "./server-options.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -43,6 +44,8 @@ export interface HttpApp {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   rest: RestRouter;
   metrics: Metrics;
+  /** Timeouts from the configuration (see httpServerOptions). */
+  serverOptions: ServerOptions;
 }
 
 /** `runOperation` replaces GraphQL for the REST routes: only the read benchmark's baseline (b) passes one. */
@@ -164,7 +167,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       sendProblem(res, err, pctx);
     });
   };
-  return { handler, rest, metrics };
+  return { handler, rest, metrics, serverOptions: httpServerOptions(config) };
 }
 
 export function listen(server: Server, port: number, host: string): Promise<number> {
@@ -177,11 +180,13 @@ export function listen(server: Server, port: number, host: string): Promise<numb
   });
 }
 
-/**
- * Slow clients get 15 s to send headers and 30 s for the whole request (slowloris); idle keep-alive connections
- * live `keepAliveTimeoutMs`, which behind a load balancer must exceed its idle timeout.
- */
-export function createHttpServer(app: HttpApp, opts: { keepAliveTimeoutMs?: number } = {}): Server {
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 15_000, keepAliveTimeout: opts.keepAliveTimeoutMs ?? 5_000 }, app.handler);
+export function createHttpServer(app: HttpApp): Server {
+  const server = createServer(app.serverOptions, app.handler);
+  // Node answers `Expect: 100-continue` itself unless told otherwise; a body that will be refused is not invited,
+  // so the client gets the 413 instead of uploading it first.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    if (!declaresTooLarge(req)) res.writeContinue();
+    app.handler(req, res);
+  });
   return server;
 }

@@ -30,6 +30,7 @@ const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
 /** What a claim returns: everything an attempt needs to send. */
 export interface Claimed {
   eventId: string;
+  endpointId: string;
   eventType: string;
   nextAttemptAt: Date | null;
   startedAt: Date;
@@ -57,7 +58,7 @@ where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."
   and ($2::timestamptz is null or (
     d.status in ('PENDING', 'FAILED') and d."nextAttemptAt" = $2::timestamptz
     and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
-returning d."eventId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
+returning d."eventId", d."endpointId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
   case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
   ev.data, ev."createdAt" as "eventCreatedAt", s.code as "tenantId", s.environment,
   case when $2::timestamptz is null then (
@@ -148,16 +149,39 @@ function decide(req: AttemptRequest, c: Claimed, succeeded: boolean, schedule: r
 // Records every attempt that ended in the same tick in one statement, prepared once per connection (planning
 // these CTEs costs more than running them): each delivery's new state, its attempt row, its endpoint's health
 // and its next scheduled job commit together. $1 is a JSON array of RecordRow (a delivery appears once per batch),
-// $2 the deliver task, $3 the deliveries' ids.
+// $2 the deliver task, $3 the deliveries' ids, $4 their endpoints' ids.
 // An endpoint's row is shared by all its deliveries, so it is written once per batch, and a batch of successes
 // only writes it when something changes (or lastSuccessAt is over a second old) to keep it from being a hot row;
 // within one batch a success outweighs failures (the endpoint answered).
+// Row locks are taken up front in one order, whatever plan PostgreSQL picks: the endpoints to write, by id, then
+// the deliveries, by id. Updating rows in the order a plan meets them deadlocked concurrent batches (each batch
+// meets shared endpoints in table order, which changes as rows are rewritten, and its deliveries in input order).
+// Endpoints come first as for deleting an endpoint, which locks it and then its deliveries. Each row names its
+// delivery's endpoint as the claim read it (it never changes), so finding them costs no extra read.
 const RECORD = `
 with input as (
   select * from jsonb_to_recordset($1::jsonb) as i(
-    ord int, id uuid, status "WebhookDeliveryStatus", http_status int, last_error text, duration_ms int, next text, delay_ms int,
+    ord int, id uuid, endpoint_id uuid, status "WebhookDeliveryStatus", http_status int, last_error text, duration_ms int, next text, delay_ms int,
     trigger "WebhookAttemptTrigger", succeeded boolean, error text, headers jsonb, body text, excerpt text, started_at timestamptz,
     dead_letter boolean, next_step int, job_key text)
+), outcome as (
+  select endpoint_id as id, bool_or(succeeded) as ok, count(*) filter (where not succeeded) as failures, bool_or(dead_letter) as dead
+  from input group by endpoint_id
+), endpoint_lock as (
+  -- $4 repeats the endpoints' ids as an array, for the same reason as $3 (below).
+  select e.id from "WebhookEndpoint" e join outcome o on o.id = e.id
+  where e.id = any($4::uuid[])
+    and (not o.ok or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
+  order by e.id
+  for no key update of e
+), delivery_lock as (
+  -- The condition on endpoint_lock is always true: it is evaluated once, before the first delivery is locked.
+  -- $3 repeats the ids as an array: the planner cannot see how few rows jsonb_to_recordset yields (it assumes
+  -- 100), and without it chose to scan the whole table for a batch of one (3 ms instead of 0.1 ms).
+  select d.id from "WebhookDelivery" d
+  where d.id = any($3::uuid[]) and (select count(*) from endpoint_lock) >= 0
+  order by d.id
+  for no key update of d
 ), delivery as (
   update "WebhookDelivery" d set
     status = i.status,
@@ -167,19 +191,14 @@ with input as (
     "requestDurationMs" = i.duration_ms,
     "nextAttemptAt" = case i.next when 'schedule' then now() + i.delay_ms * interval '1 millisecond' when 'clear' then null else d."nextAttemptAt" end,
     "updatedAt" = now()
-  from input i, ${ASYNC_COMMIT}
-  -- $3 repeats the ids as an array: the planner cannot see how few rows jsonb_to_recordset yields (it assumes
-  -- 100), and without it chose to scan the whole table for a batch of one (3 ms instead of 0.1 ms).
-  where d.id = i.id and d.id = any($3::uuid[])
-  returning d.id, d."endpointId", d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
-    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at, i.dead_letter
+  from input i, delivery_lock l, ${ASYNC_COMMIT}
+  where d.id = i.id and d.id = l.id
+  returning d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
+    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at
 ), attempt as (
   insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "responseExcerpt", "startedAt")
   select gen_random_uuid(), d.id, d.attempts, d.trigger, d.succeeded, d.http_status, d.duration_ms, d.error, d.headers, d.body, d.excerpt, d.started_at
   from delivery d
-), outcome as (
-  select "endpointId" as id, bool_or(succeeded) as ok, count(*) filter (where not succeeded) as failures, bool_or(dead_letter) as dead
-  from delivery group by "endpointId"
 ), endpoint as (
   update "WebhookEndpoint" e set
     "failureCount" = case when o.ok then 0 else e."failureCount" + o.failures end,
@@ -189,9 +208,8 @@ with input as (
       when not o.ok and o.dead and e.status = 'ACTIVE' then 'FAILED'::"WebhookEndpointStatus"
       else e.status end,
     "updatedAt" = now()
-  from outcome o
-  where e.id = o.id
-    and (not o.ok or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
+  from outcome o, endpoint_lock l
+  where e.id = o.id and e.id = l.id and e.id = any($4::uuid[])
 )
 select d.ord, d.attempts,
   case when d.next = 'schedule' then (graphile_worker.add_job(
@@ -203,8 +221,9 @@ select d.ord, d.attempts,
 from delivery d`;
 
 /** One attempt's outcome, as RECORD reads it. */
-interface RecordRow {
+export interface RecordRow {
   id: string;
+  endpoint_id: string;
   status: WebhookDeliveryStatus;
   http_status: number | null;
   last_error: string | null;
@@ -224,7 +243,7 @@ interface RecordRow {
 }
 
 /** Runs RECORD for a batch; a delivery recorded twice in one tick (a replay beside a retry) goes in a later round. */
-async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Promise<(number | null)[]> {
+export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Promise<(number | null)[]> {
   const attempts: (number | null)[] = rows.map(() => null);
   let pending = rows.map((row, ord) => ({ ...row, ord }));
   while (pending.length > 0) {
@@ -236,7 +255,12 @@ async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Promise<(
       ids.add(row.id);
     }
     pending = later;
-    const { rows: recorded } = await pool.query<{ ord: number; attempts: number }>({ name: "webhook_record", text: RECORD, values: [JSON.stringify(round), DELIVER_TASK, round.map((r) => r.id)] });
+    const endpoints = [...new Set(round.map((r) => r.endpoint_id))];
+    const { rows: recorded } = await pool.query<{ ord: number; attempts: number }>({
+      name: "webhook_record",
+      text: RECORD,
+      values: [JSON.stringify(round), DELIVER_TASK, round.map((r) => r.id), endpoints],
+    });
     for (const r of recorded) attempts[r.ord] = r.attempts;
   }
   return attempts;
@@ -272,6 +296,7 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
   const d = decide(req, c, result.ok, services.config.WEBHOOK_RETRY_SCHEDULE);
   const attempts = await recorder(services.pool).load({
     id: req.deliveryId,
+    endpoint_id: c.endpointId,
     status: d.status,
     http_status: result.status,
     last_error: lastErrorOf(result),

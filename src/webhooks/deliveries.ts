@@ -37,7 +37,12 @@ export async function requestReplays<T>(services: Services, owner: Owner, ids: r
   if (off) throw inactive(off.endpoint.id);
 
   return services.db.$transaction(async (tx) => {
-    await tx.webhookDelivery.updateMany({ where: { id: { in: unique } }, data: { status: "PENDING" } });
+    // Rows locked in id order, as recording attempts locks them: an update reaches rows in table order, and a
+    // replay of many deliveries could deadlock with a batch recording their attempts.
+    await tx.$executeRaw`
+      update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
+      from (select id from "WebhookDelivery" where id = any(${unique}::uuid[]) order by id for no key update) l
+      where d.id = l.id`;
     await tx.$executeRaw`
       select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id, 'trigger', 'REPLAY'), job_key := ${REPLAY_JOB_KEY_PREFIX} || id)
       from unnest(${unique}::text[]) as id`;

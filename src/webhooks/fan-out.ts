@@ -62,7 +62,7 @@ export async function fanOutAndClaim(pool: pg.Pool, eventIds: readonly string[])
   const { rows } = await pool.query<Claimed & { deliveryId: string; nextAttemptAt: Date }>({
     name: "webhook_fan_out_and_claim",
     text: `with ${INSERT_DELIVERIES}
-     select c.id as "deliveryId", c."eventId", ev.type as "eventType", c."nextAttemptAt", c."lastAttemptAt" as "startedAt",
+     select c.id as "deliveryId", c."eventId", c."endpointId", ev.type as "eventType", c."nextAttemptAt", c."lastAttemptAt" as "startedAt",
        e.url, e."secretCiphertext",
        case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
        ev.data, ev."createdAt" as "eventCreatedAt", ev."tenantId", ev.environment, false as "chainExhausted"

@@ -25,3 +25,8 @@ it("reports every bad variable at once, one line each, naming it", () => {
 it("parses a short retry schedule for tests and operators", () => {
   expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "100ms,2s,1m" }).WEBHOOK_RETRY_SCHEDULE).toEqual([100, 2000, 60_000]);
 });
+
+it("bounds slow clients by 15 s for headers and 30 s per request, and refuses a header bound above the request bound", () => {
+  expect(loadConfig({})).toMatchObject({ HTTP_HEADERS_TIMEOUT_MS: 15_000, HTTP_REQUEST_TIMEOUT_MS: 30_000 });
+  expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000" })).toThrow(/^  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/m);
+});
