@@ -28,5 +28,5 @@ it("parses a short retry schedule for tests and operators", () => {
 
 it("bounds slow clients by 15 s for headers and 30 s per request, and refuses a header bound above the request bound", () => {
   expect(loadConfig({})).toMatchObject({ HTTP_HEADERS_TIMEOUT_MS: 15_000, HTTP_REQUEST_TIMEOUT_MS: 30_000 });
-  expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000" })).toThrow(/^  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/m);
+  expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000" })).toThrow(/^ {2}HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/m);
 });
