@@ -60,7 +60,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
   TokenRequest: {
     type: "object",
     description:
-      "SPEC §2.1. `client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
+      "`client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
     required: ["grant_type"],
     properties: {
       grant_type: { type: "string", enum: ["client_credentials"] },
@@ -69,7 +69,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
       tenant_id: {
         type: "string",
         description:
-          "Extension to SPEC §2.1: the store code. Required when the Application is granted on several stores (400 without it); 403 FORBIDDEN when the Application holds no active Grant for it.",
+          "Extension to the contract: the store code. Required when the Application is granted on several stores (400 without it); 403 FORBIDDEN when the Application holds no active Grant for it.",
       },
     },
   },
@@ -78,7 +78,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
     required: ["access_token", "token_type", "expires_in", "scope", "tenant_id", "environment"],
     properties: {
       access_token: { type: "string", description: "EdDSA-signed JWT with a `kid` (claims iss, aud, sub, tenant_id, environment, scope, jti, iat, exp)" },
-      token_type: { type: "string", enum: ["Bearer"], description: "Always `Bearer` (DECISIONS §1)" },
+      token_type: { type: "string", enum: ["Bearer"], description: "Always `Bearer`; the Authorization scheme is matched case-insensitively" },
       expires_in: { type: "integer", description: "Seconds (default 3600)" },
       scope: { type: "string", description: "Space-separated scopes granted to the Application" },
       tenant_id: { type: "string", description: "The store code the token is for" },
@@ -110,7 +110,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
   OpenApiDocument: { type: "object", description: "An OpenAPI 3.1 document", additionalProperties: true },
 };
 
-/** Headers every response or some responses carry (DECISIONS §7, §9, §10). */
+/** Headers every response or some responses carry. */
 export const HEADERS: Record<string, JsonSchema> = {
   XRequestId: {
     description: "The request's id: the caller's X-Request-Id when it is a uuid, generated otherwise. Logged; quote it to support.",
@@ -166,7 +166,7 @@ export function problemResponse(status: number, reason: string): JsonSchema {
   const listed = codes.map((c) => `\`${c}\`${CODE_NOTES[c] ? ` (${CODE_NOTES[c]})` : ""}`);
   const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
   if (status === 429 || status === 503) headers["Retry-After"] = ref("headers", "RetryAfter");
-  // Business errors of a write are recorded under its Idempotency-Key and replayed (DECISIONS §7).
+  // Business errors of a write are recorded under its Idempotency-Key and replayed.
   if ([400, 404, 409, 422].includes(status)) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
   return {
     description: `${reason}${listed.length ? `: ${listed.join(", ")}` : ""}`,
@@ -180,7 +180,7 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
   oauth2: {
     type: "oauth2",
     description:
-      "OAuth 2.0 client credentials (SPEC §5). Send `Authorization: Bearer <access_token>`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.",
+      "OAuth 2.0 client credentials, exchanged at `/partner/auth/token`. Send `Authorization: Bearer <access_token>`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.",
     flows: { clientCredentials: { tokenUrl: "/partner/auth/token", scopes: SCOPE_DESCRIPTIONS } },
   },
   clientBasic: {
@@ -204,7 +204,7 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
       tags: ["Authentication"],
       summary: "Exchange client credentials for an access token",
       description:
-        "OAuth 2.0 client credentials grant (SPEC §4.1, §5). Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
+        "OAuth 2.0 client credentials grant. Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
       security: [{}, { clientBasic: [] }],
       parameters: [ref("parameters", "XRequestId")],
       requestBody: {
@@ -271,7 +271,7 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
   },
 ];
 
-/** Payloads of each event (SPEC §6.4; the ones it leaves out are our choice, DECISIONS §8). */
+/** The `data` of each event. */
 const orderChange = (status: string, extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   type: "object",
   required: ["orderId", "status", ...Object.keys(extra)],
@@ -342,7 +342,7 @@ const pascal = (s: string) => s.replace(/(^|[._-])(\w)/g, (_m, _sep: string, c: 
 export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
 
 /**
- * One envelope schema per event type (SPEC §6.2), spelled out rather than composed with allOf so that
+ * One envelope schema per event type, spelled out rather than composed with allOf so that
  * readers and tools see the single eventType and the payload of that event.
  */
 export function eventSchemas(): Record<string, JsonSchema> {
@@ -370,7 +370,7 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     in: "header",
     required: true,
     description:
-      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>` (SPEC §6.3). Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
+      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>`. Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
     schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-f]{64}$" },
   },
   { name: "X-Service-Event-Id", in: "header", required: true, description: "Equals the body's eventId", schema: { type: "string", format: "uuid" } },
