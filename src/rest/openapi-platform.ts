@@ -271,23 +271,21 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
   },
 ];
 
-/** The `data` of each event. */
+/** The `data` of each event: every field the emitting code puts in it, each one required. */
 const orderChange = (status: string, extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   type: "object",
   required: ["orderId", "status", ...Object.keys(extra)],
   properties: { orderId: { type: "string", format: "uuid" }, status: { type: "string", enum: [status] }, ...extra },
 });
 
-const customerData: JsonSchema = {
-  type: "object",
-  required: ["customerId", "name", "phone"],
-  properties: {
-    customerId: { type: "string", format: "uuid" },
-    name: { type: "string" },
-    phone: { anyOf: [{ type: "string" }, { type: "null" }] },
-    email: { anyOf: [{ type: "string" }, { type: "null" }] },
-  },
+const customerFields: Record<string, JsonSchema> = {
+  customerId: { type: "string", format: "uuid" },
+  name: { type: "string" },
+  phone: { anyOf: [{ type: "string" }, { type: "null" }] },
 };
+
+/** customer.updated and store.updated name the fields the change set. */
+const changedFields: JsonSchema = { type: "array", items: { type: "string" }, description: "Names of the fields that changed" };
 
 type DeliveredEvent = EventType | typeof TEST_EVENT_TYPE;
 const DELIVERED_EVENTS: DeliveredEvent[] = [...EVENT_TYPES, TEST_EVENT_TYPE];
@@ -314,22 +312,38 @@ export const EVENT_DATA: Record<DeliveredEvent, { emitted: string; data: JsonSch
   "order.delivered": { emitted: "→ DELIVERED (terminal).", data: orderChange("DELIVERED") },
   "order.cancelled": { emitted: "Any non-terminal status → CANCELLED (terminal).", data: orderChange("CANCELLED", { reason: { type: "string" } }) },
   "order.completed": { emitted: "Right after `order.delivered`, when an order reaches DELIVERED.", data: orderChange("DELIVERED") },
-  "customer.created": { emitted: "A new customer is created (e.g. with a first order).", data: customerData },
-  "customer.updated": { emitted: "A customer's name, phone or email changes.", data: customerData },
-  "catalog.updated": {
-    emitted: "Products, categories or prices change; changes within a window (default 5 s) become one event per item and action.",
+  "customer.created": {
+    emitted: "A new customer is created (e.g. with a first order).",
+    data: { type: "object", required: Object.keys(customerFields), properties: customerFields },
+  },
+  "customer.updated": {
+    emitted: "A customer's name, phone or email changes.",
     data: {
       type: "object",
-      required: ["action", "itemId"],
+      required: [...Object.keys(customerFields), "email", "changed"],
+      properties: { ...customerFields, email: { anyOf: [{ type: "string" }, { type: "null" }] }, changed: changedFields },
+    },
+  },
+  "catalog.updated": {
+    emitted:
+      "A product is paused or resumed (`PATCH /public/v1/catalog/products/{id}/status`); changes within a window (default 5 s) become one event per product and action.",
+    data: {
+      type: "object",
+      required: ["action", "itemId", "itemType"],
       properties: {
-        action: { type: "string", description: "What happened to the item, e.g. `product.updated` or `product.status_changed`" },
-        itemId: { type: "string", description: "Id of the product or category" },
+        action: {
+          type: "string",
+          enum: ["product.paused", "product.activated"],
+          description: "`product.paused` when the product was paused (isActive false), `product.activated` when it was resumed",
+        },
+        itemId: { type: "string", format: "uuid", description: "Id of the product" },
+        itemType: { type: "string", enum: ["product"], description: "What kind of item changed: always `product`" },
       },
     },
   },
   "store.updated": {
     emitted: "The store profile changes.",
-    data: { type: "object", required: ["storeId"], properties: { storeId: { type: "string", format: "uuid" } } },
+    data: { type: "object", required: ["storeId", "changed"], properties: { storeId: { type: "string", format: "uuid" }, changed: changedFields } },
   },
   [TEST_EVENT_TYPE]: {
     emitted: "On demand, by `POST /public/v1/webhooks/{id}/test`. Not subscribable.",
