@@ -76,7 +76,7 @@ const envSchema = z.object({
       }
     })
     .optional(),
-  /** Overrides of the SPEC §8 limits (requests per minute) for operators and benchmarks. */
+  /** Overrides of the published rate limits (requests per minute) for operators and benchmarks. */
   RATE_LIMIT_SANDBOX_STORE: positiveInt.default(100),
   RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
   RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),

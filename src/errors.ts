@@ -1,4 +1,4 @@
-/** Every error a client can see: one class, one catalog of codes (SPEC §7, DECISIONS §1, §3, §10). */
+/** Every error a client can see: one class, one catalog of codes. */
 
 export interface Violation {
   field: string;

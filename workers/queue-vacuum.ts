@@ -6,7 +6,7 @@ import type { Logger } from "../src/log.js";
  * graphile-worker's jobs table churns: every job is inserted, locked (an update) and deleted, and each leaves a
  * dead row and dead index entries behind until a vacuum. Every batch fetch walks the index over them, so under
  * sustained load the database's CPU per job climbs for as long as no vacuum runs (measured: +50 % within a
- * minute at 1,600 jobs/s; README, Performance). Autovacuum looks at a database at most once per
+ * minute at 1,600 jobs/s; docs/performance.md). Autovacuum looks at a database at most once per
  * autovacuum_naptime (a minute by default) and may be busy with larger tables; so, as que and River advise for
  * their queues, the worker vacuums the table itself once its own completions since the last vacuum reach
  * `jobsPerVacuum`. A vacuum takes no lock that blocks jobs being added, fetched or completed; SKIP_LOCKED lets

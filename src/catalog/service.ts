@@ -4,7 +4,7 @@ import { notFound } from "../errors.js";
 export const FLUSH_CATALOG_TASK = "flush_catalog_changes";
 
 /**
- * Records a catalog change for aggregation (DECISIONS §8): changes inside CATALOG_EVENT_WINDOW_MS become
+ * Records a catalog change for aggregation: changes inside CATALOG_EVENT_WINDOW_MS become
  * one catalog.updated per item and action. The flush job's key is per store and keeps its first run_at,
  * so the window starts at the first change and later changes join it.
  */

@@ -8,11 +8,11 @@ import * as enums from "../generated/prisma/enums.js";
  * Prisma 6 compiles every call's query to a plan in WebAssembly, and building the plan's objects crosses into
  * JavaScript thousands of times: for an order detail that was 1.4 ms of the 2.1 ms of CPU the Prisma-only
  * baseline spent per request. Prisma 7 caches plans by the query's shape, with the values taken out as
- * placeholders, but Prisma 7 cannot run here (ARCHITECTURE.md) and no library adds a cache to Prisma 6. The
- * 6.19 compiler already understands those placeholders (`{"$type":"Param"}`) and leaves them in the plan as
- * `{"prisma__type":"param"}`, which its interpreter looks up by name. So this compiles each shape once and, on
- * every call, puts the call's values where the placeholders are: the plan the interpreter receives is the one
- * the compiler would have built.
+ * placeholders, but Prisma 7 cannot run here (its CLI downloads a native schema engine, and our builds reach
+ * only the npm registry) and no library adds a cache to Prisma 6. The 6.19 compiler already understands those
+ * placeholders (`{"$type":"Param"}`) and leaves them in the plan as `{"prisma__type":"param"}`, which its
+ * interpreter looks up by name. So this compiles each shape once and, on every call, puts the call's values where
+ * the placeholders are: the plan the interpreter receives is the one the compiler would have built.
  *
  * Only reads are cached, and only values compared with a column in a `where` or a `cursor` become placeholders;
  * `take`, `skip`, `orderBy`, booleans, enum values (an unknown one must still fail in the compiler with Prisma's

@@ -8,7 +8,7 @@ export interface FanOutPayload {
 }
 
 /**
- * The transactional outbox (SPEC §6.1.3): writes the event row and enqueues its fan-out job with the
+ * The transactional outbox: writes the event row and enqueues its fan-out job with the
  * caller's transaction client, so the change, the event and the job commit or roll back together.
  * Call it only inside `db.$transaction(async (tx) => ...)` together with the change it reports.
  */

@@ -1,6 +1,6 @@
 import type { Scope } from "../auth/scopes.js";
 
-/** Event types a webhook endpoint can subscribe to (SPEC §2.11), with the scope each needs (SPEC §6.4, DECISIONS §8). */
+/** Event types a webhook endpoint can subscribe to, with the read scope needed to subscribe to and receive each. */
 export const EVENT_SCOPES = {
   "order.created": "orders:read",
   "order.confirmed": "orders:read",

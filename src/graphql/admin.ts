@@ -6,7 +6,7 @@ import type { Prisma } from "../db/prisma.js";
 import { createAdminKey, createApplication, createGrant, createStore, revokeGrant, updateStoreProfile } from "../admin/operations.js";
 import { SCOPES } from "../auth/scopes.js";
 
-/** Administrator operations (DECISIONS §11). Every field here requires an admin key. */
+/** Administrator operations. Every field here requires an admin key. */
 
 export const ScopeEnum = builder.enumType("Scope", {
   values: Object.fromEntries(SCOPES.map((s) => [s.replace(":", "_").toUpperCase(), { value: s, description: s }])),

@@ -30,7 +30,7 @@ export const builder = new SchemaBuilder<{
       scope: (scope) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(scope),
       anyScope: (scopes) => ctx.principal.kind === "partner" && scopes.some((s) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(s)),
     }),
-    // Maps a failed scope check to the same problem codes REST uses (DECISIONS §1).
+    // Maps a failed scope check to the problem codes REST uses: 401 UNAUTHORIZED, 403 INSUFFICIENT_SCOPE or FORBIDDEN.
     unauthorizedError: (_parent, ctx, _info, result) => {
       if (ctx.principal.kind === "anonymous") return new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <token>.");
       const failure = result.failure;

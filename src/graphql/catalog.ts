@@ -6,9 +6,9 @@ import { paginate, type SortKey } from "./pagination.js";
 import { notFound } from "../errors.js";
 import { setProductActive } from "../catalog/service.js";
 
-/** Catalog (SPEC §2.6, §2.7, §4.5): active categories, products with their variations and additionals. */
+/** Catalog: active categories, products with their variations and additionals. */
 
-/** Menu order (DECISIONS §10); Product.categoryPosition copies the category's position for one index. */
+/** Menu order: category position, name, id; Product.categoryPosition copies the category's position for one index. */
 const MENU_ORDER: SortKey[] = [
   { field: "categoryPosition", direction: "asc" },
   { field: "name", direction: "asc" },
@@ -70,7 +70,7 @@ export const ProductPage = pageType("ProductPage", Product);
 builder.queryFields((t) => ({
   categories: t.prismaField({
     type: [Category],
-    description: "The store's active categories in display order (SPEC §4.5).",
+    description: "The store's active categories in display order.",
     authScopes: { scope: "catalog:read" },
     resolve: (query, _root, _args, ctx) =>
       ctx.db.category.findMany({
@@ -81,7 +81,7 @@ builder.queryFields((t) => ({
   }),
   products: t.field({
     type: ProductPage,
-    description: "The store's products in menu order: category position, then name (SPEC §4.5).",
+    description: "The store's products in menu order: category position, then name.",
     authScopes: { scope: "catalog:read" },
     args: {
       limit: t.arg.int({ description: "1..100, default 20" }),

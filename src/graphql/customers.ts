@@ -9,7 +9,7 @@ import { NewCustomerInput } from "./orders.js";
 import type { Prisma } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
 
-/** Customers (SPEC §2.5, §4.4): the list, the detail with delivery addresses and a contact summary. */
+/** Customers: the list, the detail with delivery addresses and a contact summary. */
 
 export const SEARCH_MAX_LENGTH = 100;
 
@@ -86,7 +86,7 @@ builder.prismaObject("CustomerAddress", {
 /**
  * id, name and phone travel inside every order (orders:read); the rest needs customers:read (or customers:write,
  * whose writes answer with the customer),
- * so GraphQL shows a token no more than REST does (DECISIONS §11).
+ * so GraphQL shows a token no more than REST does.
  */
 const customersRead = { anyScope: ["customers:read", "customers:write"] } satisfies { anyScope: Scope[] };
 
@@ -160,7 +160,7 @@ function searchFilter(raw: string | null | undefined): Prisma.CustomerWhereInput
 builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerPage,
-    description: "The store's customers by name; with updatedSince, changes oldest first (SPEC §4.4).",
+    description: "The store's customers by name; with updatedSince, changes oldest first.",
     authScopes: { scope: "customers:read" },
     args: {
       limit: t.arg.int({ description: "1..100, default 20" }),
@@ -187,7 +187,7 @@ builder.queryFields((t) => ({
   }),
   customer: t.prismaField({
     type: Customer,
-    description: "One customer of the store; another store's id is NOT_FOUND (SPEC §4.4).",
+    description: "One customer of the store; another store's id is NOT_FOUND.",
     authScopes: { scope: "customers:read" },
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {

@@ -12,7 +12,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * GraphQL callers skip the REST path validator, and PostgreSQL rejects a malformed uuid with an error
- * of its own: check it first so both doors answer 400 INVALID_REQUEST (DECISIONS §10).
+ * of its own: check it first so both doors answer 400 INVALID_REQUEST.
  */
 export function requireUuid(value: string | number, field = "id"): string {
   const id = String(value);

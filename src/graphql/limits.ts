@@ -8,7 +8,7 @@ export interface QueryLimits {
   maxCost: number;
 }
 
-/** Reports a refused document as a validation error that names the limit it hit (DECISIONS §11). */
+/** Reports a refused document as a validation error that names the limit it hit. */
 function refusal(limit: "depth" | "cost", max: number) {
   return (ctx: ValidationContext | null, error: GraphQLError): void => {
     ctx?.reportError(

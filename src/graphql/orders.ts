@@ -9,7 +9,7 @@ import { notFound } from "../errors.js";
 import type { OrderStatus, OrderType, Prisma } from "../db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "../orders/service.js";
 
-/** Orders (SPEC §2.4, DECISIONS §1): one Order type carrying both published field families. */
+/** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
 
 export const ORDER_STATUSES = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"] as const satisfies readonly OrderStatus[];
 export const ORDER_TYPES = ["DELIVERY", "PICKUP"] as const satisfies readonly OrderType[];
@@ -17,7 +17,7 @@ export const ORDER_TYPES = ["DELIVERY", "PICKUP"] as const satisfies readonly Or
 export const OrderStatusEnum = builder.enumType("OrderStatus", { values: ORDER_STATUSES });
 export const OrderTypeEnum = builder.enumType("OrderType", { values: ORDER_TYPES });
 
-/** Newest first (DECISIONS §10); the index (storeId, createdAt desc, id desc) serves it. */
+/** Newest first (createdAt, then id); the index (storeId, createdAt desc, id desc) serves it. */
 const NEWEST_FIRST: SortKey[] = [
   { field: "createdAt", direction: "desc" },
   { field: "id", direction: "desc" },
@@ -107,7 +107,7 @@ const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
 builder.queryFields((t) => ({
   orders: t.field({
     type: OrderPage,
-    description: "The store's orders, newest first; with updatedSince, changes oldest first (SPEC §4.3).",
+    description: "The store's orders, newest first; with updatedSince, changes oldest first.",
     authScopes: { scope: "orders:read" },
     args: {
       limit: t.arg.int({ description: "1..100, default 20" }),
@@ -135,7 +135,7 @@ builder.queryFields((t) => ({
   }),
   order: t.prismaField({
     type: Order,
-    description: "One order of the store; another store's id is NOT_FOUND (SPEC §4.3).",
+    description: "One order of the store; another store's id is NOT_FOUND.",
     authScopes: { scope: "orders:read" },
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
@@ -193,7 +193,7 @@ export const NewCustomerInput = builder.inputType("NewCustomerInput", {
 });
 
 const CreateOrderInput = builder.inputType("CreateOrderInput", {
-  description: "Prices come from the catalog; prices sent by the client are ignored (DECISIONS §6).",
+  description: "Prices come from the catalog; prices sent by the client are ignored.",
   fields: (t) => ({
     type: t.field({ type: OrderTypeEnum, required: true }),
     customerId: t.id(),
@@ -222,7 +222,7 @@ builder.mutationFields((t) => ({
   }),
   updateOrderStatus: t.prismaField({
     type: Order,
-    description: "Moves an order along its lifecycle (DECISIONS §2); CANCELLED needs a reason.",
+    description: "Moves an order along its lifecycle; CANCELLED needs a reason.",
     authScopes: { scope: "orders:write" },
     args: {
       id: t.arg.id({ required: true }),

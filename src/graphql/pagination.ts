@@ -1,6 +1,6 @@
 import { invalidRequest } from "../errors.js";
 
-/** Keyset pagination (DECISIONS §10): the cursor is the last item's id; the page never uses OFFSET. */
+/** Keyset pagination: the cursor is the last item's id; the page never uses OFFSET. */
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

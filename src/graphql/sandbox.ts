@@ -4,7 +4,7 @@ import { Order } from "./orders.js";
 import { seedSandboxStore, type SeedResult } from "../sandbox/seed.js";
 import { generateSandboxOrder, SCENARIOS } from "../sandbox/scenarios.js";
 
-/** Sandbox tooling (DECISIONS §4–5): any valid SANDBOX token, no scope needed. */
+/** Sandbox tooling: any valid SANDBOX token, no scope needed. */
 
 export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
   values: Object.fromEntries(SCENARIOS.map((s) => [s.toUpperCase(), { value: s }])) as Record<Uppercase<(typeof SCENARIOS)[number]>, { value: (typeof SCENARIOS)[number] }>,

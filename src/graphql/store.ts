@@ -54,7 +54,7 @@ export const Store = builder.prismaObject("Store", {
 builder.queryField("store", (t) =>
   t.prismaField({
     type: Store,
-    description: "The token's own store (SPEC §4.2).",
+    description: "The token's own store.",
     authScopes: { scope: "merchant:read" },
     resolve: (query, _root, _args, ctx) => ctx.db.store.findUniqueOrThrow({ ...query, where: { id: tenantOf(ctx).storeId } }),
   }),

@@ -8,7 +8,7 @@ import { createEndpoint, deleteEndpoint, isUuid, ownerWhere, rotateSecret, setEn
 import { requestReplays, sendTestEvent } from "../webhooks/deliveries.js";
 
 /**
- * Webhook endpoints and deliveries (SPEC §4.6, DECISIONS §8, §11). The same fields serve both audiences:
+ * Webhook endpoints and deliveries. The same fields serve both audiences:
  * a partner token with `webhooks:manage` sees its own (Application, Store), an administrator every tenant.
  */
 

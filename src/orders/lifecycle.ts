@@ -2,7 +2,10 @@ import type { OrderStatus, OrderType } from "../db/prisma.js";
 import { unprocessable } from "../errors.js";
 import type { EventType } from "../events/types.js";
 
-/** The order state machine of DECISIONS §2. */
+/**
+ * The order state machine: PENDING → CONFIRMED → (PREPARING) → READY → DISPATCHED → DELIVERED, PICKUP orders
+ * skipping DISPATCHED; any non-final status may become CANCELLED; DELIVERED and CANCELLED are final.
+ */
 
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(["DELIVERED", "CANCELLED"]);
 

@@ -53,7 +53,7 @@ function amountViolation(field: string, value: number): Violation | null {
 
 /**
  * The field rules the REST JSON schema also states, for callers that arrive through GraphQL, so both
- * doors answer the same 400 (DECISIONS §6).
+ * doors answer the same 400.
  */
 function checkShape(input: NewOrder): void {
   const v: Violation[] = [];
@@ -189,8 +189,8 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
 }
 
 /**
- * Moves an order along DECISIONS §2. The update is conditional on the status read, so of two concurrent
- * changes exactly one wins; the other gets 409 CONFLICT and the history stays linear.
+ * Moves an order along its lifecycle (./lifecycle.ts). The update is conditional on the status read, so of two
+ * concurrent changes exactly one wins; the other gets 409 CONFLICT and the history stays linear.
  */
 export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string, to: OrderStatus, reason?: string | null): Promise<{ id: string }> {
   const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true } });

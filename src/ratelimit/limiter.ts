@@ -190,8 +190,8 @@ export class RateLimiter {
 }
 
 /**
- * SPEC §8 limits of a request: its store first (the usual one to run out), then its Application, whose row is
- * shared by all of its stores. The keys are the ones TAKE_FOR_GRANT_SQL builds from the grant.
+ * The per-store and per-Application limits of a request: its store first (the usual one to run out), then its
+ * Application, whose row is shared by all of its stores. The keys are the ones TAKE_FOR_GRANT_SQL builds from the grant.
  */
 export function apiSubjects(ids: { storeId: string; applicationId: string }, limits: ApiLimits): Subject[] {
   return [

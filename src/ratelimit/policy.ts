@@ -6,7 +6,10 @@ import { admitGrant, type PartnerClaims } from "../auth/tokens.js";
 import type { Environment } from "../db/prisma.js";
 import type { ApiLimits, Decision, RateLimiter, Subject, SubjectKind } from "./limiter.js";
 
-/** SPEC §8 limits by the token's environment. */
+/**
+ * The published per-minute limits by the token's environment: SANDBOX 100 per store and 500 per Application,
+ * PRODUCTION 600 and 3000 (the config defaults).
+ */
 export function apiLimits(config: Config, environment: Environment): ApiLimits {
   return environment === "SANDBOX"
     ? { store: config.RATE_LIMIT_SANDBOX_STORE, application: config.RATE_LIMIT_SANDBOX_APP }

@@ -1,5 +1,5 @@
 /**
- * The two-window weighted estimate of a sliding one-minute window (DECISIONS §9): the requests counted in the
+ * The two-window weighted estimate of a sliding one-minute window: the requests counted in the
  * current minute bucket, plus the previous bucket's count weighted by how much of it the sliding window still
  * covers. `now` and `windowStart` are Unix seconds; `prev` is the previous bucket's count.
  */

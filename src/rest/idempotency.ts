@@ -4,7 +4,7 @@ import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation
 import type { RouteMiddleware } from "./router.js";
 import { acceptsIdempotencyKey, type RouteResult } from "./route.js";
 
-/** Idempotency-Key on POST, PUT and PATCH (SPEC §4.9, DECISIONS §7). */
+/** Idempotency-Key on POST, PUT and PATCH: see docs/decisions.md, Idempotency. */
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
@@ -32,7 +32,7 @@ interface Recorded {
   error?: { code: ErrorCode; detail: string; violations?: Violation[] };
 }
 
-/** Errors that mean the operation did not run to a decision: never recorded (DECISIONS §7). */
+/** Errors that mean the operation did not run to a decision: never recorded, so a retry with the key runs it. */
 function recordable(e: ApiError): boolean {
   return e.status < 500 && ![401, 403, 429].includes(e.status);
 }

@@ -60,7 +60,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
   TokenRequest: {
     type: "object",
     description:
-      "SPEC §2.1. `client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
+      "`client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
     required: ["grant_type"],
     properties: {
       grant_type: { type: "string", enum: ["client_credentials"] },
@@ -69,7 +69,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
       tenant_id: {
         type: "string",
         description:
-          "Extension to SPEC §2.1: the store code. Required when the Application is granted on several stores (400 without it); 403 FORBIDDEN when the Application holds no active Grant for it.",
+          "Extension to the contract: the store code. Required when the Application is granted on several stores (400 without it); 403 FORBIDDEN when the Application holds no active Grant for it.",
       },
     },
   },
@@ -78,7 +78,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
     required: ["access_token", "token_type", "expires_in", "scope", "tenant_id", "environment"],
     properties: {
       access_token: { type: "string", description: "EdDSA-signed JWT with a `kid` (claims iss, aud, sub, tenant_id, environment, scope, jti, iat, exp)" },
-      token_type: { type: "string", enum: ["Bearer"], description: "Always `Bearer` (DECISIONS §1)" },
+      token_type: { type: "string", enum: ["Bearer"], description: "Always `Bearer`; the Authorization scheme is matched case-insensitively" },
       expires_in: { type: "integer", description: "Seconds (default 3600)" },
       scope: { type: "string", description: "Space-separated scopes granted to the Application" },
       tenant_id: { type: "string", description: "The store code the token is for" },
@@ -110,7 +110,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
   OpenApiDocument: { type: "object", description: "An OpenAPI 3.1 document", additionalProperties: true },
 };
 
-/** Headers every response or some responses carry (DECISIONS §7, §9, §10). */
+/** Headers every response or some responses carry. */
 export const HEADERS: Record<string, JsonSchema> = {
   XRequestId: {
     description: "The request's id: the caller's X-Request-Id when it is a uuid, generated otherwise. Logged; quote it to support.",
@@ -166,7 +166,7 @@ export function problemResponse(status: number, reason: string): JsonSchema {
   const listed = codes.map((c) => `\`${c}\`${CODE_NOTES[c] ? ` (${CODE_NOTES[c]})` : ""}`);
   const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
   if (status === 429 || status === 503) headers["Retry-After"] = ref("headers", "RetryAfter");
-  // Business errors of a write are recorded under its Idempotency-Key and replayed (DECISIONS §7).
+  // Business errors of a write are recorded under its Idempotency-Key and replayed.
   if ([400, 404, 409, 422].includes(status)) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
   return {
     description: `${reason}${listed.length ? `: ${listed.join(", ")}` : ""}`,
@@ -180,7 +180,7 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
   oauth2: {
     type: "oauth2",
     description:
-      "OAuth 2.0 client credentials (SPEC §5). Send `Authorization: Bearer <access_token>`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.",
+      "OAuth 2.0 client credentials, exchanged at `/partner/auth/token`. Send `Authorization: Bearer <access_token>`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.",
     flows: { clientCredentials: { tokenUrl: "/partner/auth/token", scopes: SCOPE_DESCRIPTIONS } },
   },
   clientBasic: {
@@ -204,7 +204,7 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
       tags: ["Authentication"],
       summary: "Exchange client credentials for an access token",
       description:
-        "OAuth 2.0 client credentials grant (SPEC §4.1, §5). Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
+        "OAuth 2.0 client credentials grant. Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
       security: [{}, { clientBasic: [] }],
       parameters: [ref("parameters", "XRequestId")],
       requestBody: {
@@ -271,23 +271,21 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
   },
 ];
 
-/** Payloads of each event (SPEC §6.4; the ones it leaves out are our choice, DECISIONS §8). */
+/** The `data` of each event: every field the emitting code puts in it, each one required. */
 const orderChange = (status: string, extra: Record<string, JsonSchema> = {}): JsonSchema => ({
   type: "object",
   required: ["orderId", "status", ...Object.keys(extra)],
   properties: { orderId: { type: "string", format: "uuid" }, status: { type: "string", enum: [status] }, ...extra },
 });
 
-const customerData: JsonSchema = {
-  type: "object",
-  required: ["customerId", "name", "phone"],
-  properties: {
-    customerId: { type: "string", format: "uuid" },
-    name: { type: "string" },
-    phone: { anyOf: [{ type: "string" }, { type: "null" }] },
-    email: { anyOf: [{ type: "string" }, { type: "null" }] },
-  },
+const customerFields: Record<string, JsonSchema> = {
+  customerId: { type: "string", format: "uuid" },
+  name: { type: "string" },
+  phone: { anyOf: [{ type: "string" }, { type: "null" }] },
 };
+
+/** customer.updated and store.updated name the fields the change set. */
+const changedFields: JsonSchema = { type: "array", items: { type: "string" }, description: "Names of the fields that changed" };
 
 type DeliveredEvent = EventType | typeof TEST_EVENT_TYPE;
 const DELIVERED_EVENTS: DeliveredEvent[] = [...EVENT_TYPES, TEST_EVENT_TYPE];
@@ -314,22 +312,38 @@ export const EVENT_DATA: Record<DeliveredEvent, { emitted: string; data: JsonSch
   "order.delivered": { emitted: "→ DELIVERED (terminal).", data: orderChange("DELIVERED") },
   "order.cancelled": { emitted: "Any non-terminal status → CANCELLED (terminal).", data: orderChange("CANCELLED", { reason: { type: "string" } }) },
   "order.completed": { emitted: "Right after `order.delivered`, when an order reaches DELIVERED.", data: orderChange("DELIVERED") },
-  "customer.created": { emitted: "A new customer is created (e.g. with a first order).", data: customerData },
-  "customer.updated": { emitted: "A customer's name, phone or email changes.", data: customerData },
-  "catalog.updated": {
-    emitted: "Products, categories or prices change; changes within a window (default 5 s) become one event per item and action.",
+  "customer.created": {
+    emitted: "A new customer is created (e.g. with a first order).",
+    data: { type: "object", required: Object.keys(customerFields), properties: customerFields },
+  },
+  "customer.updated": {
+    emitted: "A customer's name, phone or email changes.",
     data: {
       type: "object",
-      required: ["action", "itemId"],
+      required: [...Object.keys(customerFields), "email", "changed"],
+      properties: { ...customerFields, email: { anyOf: [{ type: "string" }, { type: "null" }] }, changed: changedFields },
+    },
+  },
+  "catalog.updated": {
+    emitted:
+      "A product is paused or resumed (`PATCH /public/v1/catalog/products/{id}/status`); changes within a window (default 5 s) become one event per product and action.",
+    data: {
+      type: "object",
+      required: ["action", "itemId", "itemType"],
       properties: {
-        action: { type: "string", description: "What happened to the item, e.g. `product.updated` or `product.status_changed`" },
-        itemId: { type: "string", description: "Id of the product or category" },
+        action: {
+          type: "string",
+          enum: ["product.paused", "product.activated"],
+          description: "`product.paused` when the product was paused (isActive false), `product.activated` when it was resumed",
+        },
+        itemId: { type: "string", format: "uuid", description: "Id of the product" },
+        itemType: { type: "string", enum: ["product"], description: "What kind of item changed: always `product`" },
       },
     },
   },
   "store.updated": {
     emitted: "The store profile changes.",
-    data: { type: "object", required: ["storeId"], properties: { storeId: { type: "string", format: "uuid" } } },
+    data: { type: "object", required: ["storeId", "changed"], properties: { storeId: { type: "string", format: "uuid" }, changed: changedFields } },
   },
   [TEST_EVENT_TYPE]: {
     emitted: "On demand, by `POST /public/v1/webhooks/{id}/test`. Not subscribable.",
@@ -342,7 +356,7 @@ const pascal = (s: string) => s.replace(/(^|[._-])(\w)/g, (_m, _sep: string, c: 
 export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
 
 /**
- * One envelope schema per event type (SPEC §6.2), spelled out rather than composed with allOf so that
+ * One envelope schema per event type, spelled out rather than composed with allOf so that
  * readers and tools see the single eventType and the payload of that event.
  */
 export function eventSchemas(): Record<string, JsonSchema> {
@@ -370,7 +384,7 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     in: "header",
     required: true,
     description:
-      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>` (SPEC §6.3). Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
+      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>`. Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
     schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-f]{64}$" },
   },
   { name: "X-Service-Event-Id", in: "header", required: true, description: "Equals the body's eventId", schema: { type: "string", format: "uuid" } },

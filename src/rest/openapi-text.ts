@@ -2,7 +2,7 @@ import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../input.js";
 
 /**
  * The prose of the OpenAPI document: what a partner reads first in the reference page. Every product choice
- * of DECISIONS.md that shapes the wire contract is stated here, so the published document carries them.
+ * that shapes the wire contract (docs/decisions.md) is stated here, so the published document carries them.
  */
 
 export const API_TITLE = "Partner Platform API";
@@ -40,7 +40,8 @@ and \`errors[]\` listing each violation as \`{ field, code, message }\`.
 
 ## Decisions
 
-Where the published specification contradicts itself or is silent, the service does the following.
+The rules below are part of this contract. Where it was published in more than one form, the service serves
+both forms (both order field families, both cursor names); where it left a point open, these rules settle it.
 
 - **Order fields, both families.** An order carries \`id\` (uuid) and both published field families:
   \`displayId\` (string, e.g. \`"1042"\`) and \`orderNumber\` (integer 1042, a per-store sequence);

@@ -18,7 +18,7 @@ import {
 } from "./openapi-platform.js";
 
 /**
- * Builds the OpenAPI 3.1 document from the route table (SPEC §9): every route's parameters, body, responses
+ * Builds the OpenAPI 3.1 document from the route table: every route's parameters, body, responses
  * and scope come from the same JSON schemas the router validates with, so document and server agree.
  */
 
@@ -207,7 +207,7 @@ export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocume
     servers: [
       {
         url: baseUrl,
-        description: "base_url (PUBLIC_BASE_URL). SANDBOX and PRODUCTION share it: the credentials decide the environment (SPEC §9).",
+        description: "base_url (PUBLIC_BASE_URL). SANDBOX and PRODUCTION share it: the credentials decide the environment.",
       },
       {
         url: "{sandbox_url}",

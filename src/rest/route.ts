@@ -37,12 +37,12 @@ export interface RestRoute<TData = Record<string, unknown>> {
   description?: string;
   /** Scope the token must carry; null: any valid partner token (sandbox routes). */
   scope: Scope | null;
-  /** Only SANDBOX tokens may call it (DECISIONS §4). */
+  /** Only SANDBOX tokens may call it; PRODUCTION tokens get 403 FORBIDDEN. */
   sandboxOnly?: boolean;
   pathParams?: Record<string, JsonSchema>;
   query?: { properties: Record<string, JsonSchema>; required?: string[] };
   body?: JsonSchema;
-  /** Whether the route takes Idempotency-Key (default: POST, PUT and PATCH do, SPEC §4.9). */
+  /** Whether the route takes Idempotency-Key (default: POST, PUT and PATCH do). */
   acceptsIdempotencyKey?: boolean;
   document: string;
   variables: (input: RouteInput) => Record<string, unknown>;

@@ -67,7 +67,7 @@ export const StoreSchema: JsonSchema = {
   },
 };
 
-// ---- Read API (SPEC §2, §4.2–4.5; DECISIONS §1, §10) ----
+// ---- Read API: store, orders, customers, catalog ----
 
 /** Query parameters shared by the lists. Text is coerced ("20" → 20) but never clamped: 0, 101, "abc" are 400. */
 export const limitParam: JsonSchema = { type: "integer", minimum: 1, maximum: 100, default: 20, description: "Page size, 1 to 100 (default 20)" };
@@ -133,7 +133,7 @@ export const PaymentSchema: JsonSchema = {
   },
 };
 
-/** The list item: both published families of field names (DECISIONS §1). */
+/** The list item: both published families of field names (displayId and orderNumber, totalAmount and total). */
 export const OrderSchema: JsonSchema = {
   type: "object",
   required: [
@@ -253,7 +253,7 @@ export const ProductDetailSchema: JsonSchema = {
   },
 };
 
-/* Request bodies (DECISIONS §6). Unknown fields are ignored, so a client may send an item's unitPrice
+/* Request bodies. Unknown fields are ignored, so a client may send an item's unitPrice
    or total: prices always come from the catalog. */
 
 const shortText = (max: number, description?: string): JsonSchema => ({ type: "string", minLength: 1, maxLength: max, ...(description ? { description } : {}) });
@@ -384,7 +384,7 @@ export const SeedResultSchema: JsonSchema = {
   },
 };
 
-export const WebhookEventTypeSchema: JsonSchema = { type: "string", enum: [...EVENT_TYPES], description: "A subscribable event type (SPEC §2.11)" };
+export const WebhookEventTypeSchema: JsonSchema = { type: "string", enum: [...EVENT_TYPES], description: "A subscribable event type" };
 
 export const CreateWebhookEndpointBody: JsonSchema = {
   type: "object",
@@ -450,6 +450,6 @@ export const WebhookDeliverySchema: JsonSchema = {
     nextAttemptAt: nullable(dateTime),
     lastError: nullable({ type: "string" }),
     requestDurationMs: nullable({ type: "integer" }),
-    endpointId: { ...uuid, description: "Extension to SPEC 2.12" },
+    endpointId: { ...uuid, description: "The endpoint the delivery is for (extension to the contract)" },
   },
 };

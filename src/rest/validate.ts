@@ -121,8 +121,8 @@ export function queryOf(params: URLSearchParams): Record<string, string> {
 
 /**
  * Keeps only the fields a body schema declares (recursively through objects, arrays and nullable
- * unions). Unknown fields are ignored rather than refused, as DECISIONS §6 asks for an item's unitPrice,
- * and they never reach GraphQL, whose input types would reject them.
+ * unions). Unknown fields are ignored rather than refused (a client may send an item's unitPrice, which the
+ * catalog's price replaces), and they never reach GraphQL, whose input types would reject them.
  */
 export function pickDeclared(value: unknown, schema: JsonSchema): unknown {
   if (value === null || typeof value !== "object") return value;

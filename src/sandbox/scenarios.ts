@@ -10,7 +10,7 @@ const ADDRESS = { street: "Rua Augusta", number: "1500", neighborhood: "Consola�
 const FIRST_NAMES = ["Diego", "Elisa", "Fábio", "Gabriela", "Heitor", "Isabela", "João", "Larissa"];
 
 /**
- * Generates one order of a scenario (DECISIONS §5) through the real order code path, so the registered
+ * Generates one order of a sandbox scenario through the real order code path, so the registered
  * webhooks fire. A store with no catalog is seeded first.
  */
 export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario): Promise<{ id: string }> {

@@ -1,6 +1,6 @@
 import type { Tx } from "../db/prisma.js";
 
-/** A deterministic fake catalog and customers for a sandbox store (DECISIONS §5). */
+/** A deterministic fake catalog and customers for a sandbox store; seeding again duplicates nothing. */
 
 interface SeedProduct {
   name: string;

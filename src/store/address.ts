@@ -1,4 +1,4 @@
-/** A postal address as stores, orders and customers keep it (SPEC §2.4 deliveryAddress). */
+/** A postal address as stores, orders (deliveryAddress) and customers keep it. */
 export interface Address {
   street: string;
   number: string;

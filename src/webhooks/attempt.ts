@@ -270,7 +270,7 @@ export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Pr
  * How long a finished attempt waits for others to share its RECORD statement. Attempts end at scattered moments,
  * so batching only what ends in the same tick gave batches of about one; a statement's fixed cost (executor
  * start, CTEs, commit) dominated, and the worker topped out near 850 deliveries/s. Waiting 5 ms fills batches at
- * load and delays only the job's completion, not the POST (measured: 1,800/s, latency p50 5 ms; README).
+ * load and delays only the job's completion, not the POST (measured: 1,800/s, latency p50 5 ms; docs/performance.md).
  */
 const RECORD_WINDOW_MS = 5;
 // One batcher per pool (DataLoader for its batching only; nothing is cached).

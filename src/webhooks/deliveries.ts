@@ -18,7 +18,7 @@ function inactive(endpointId: string) {
 
 /**
  * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
- * until that attempt ends (DECISIONS §8). The replay job has a key of its own, so the delivery's scheduled
+ * until that attempt ends. The replay job has a key of its own, so the delivery's scheduled
  * retries stay queued; the same event (and eventId) is sent again. Answers what `readBack` reads in the
  * same transaction, i.e. the deliveries as PENDING.
  */

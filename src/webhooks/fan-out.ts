@@ -6,7 +6,7 @@ import { ASYNC_COMMIT } from "../db/async-commit.js";
 
 export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
 
-// DECISIONS §8 fan-out: every ACTIVE or FAILED endpoint on the event's store that subscribed to its type, whose
+// Fan-out: every ACTIVE or FAILED endpoint on the event's store that subscribed to its type, whose
 // Application is enabled, holds an active Grant on the store and holds the event's required scope, gets one
 // delivery. ON CONFLICT makes a re-run create nothing twice. $1 is the events' ids, $2 the scope of each type,
 // $3 whether to claim each new delivery's first attempt (stamping lastAttemptAt, as a claim does).

@@ -2,7 +2,7 @@ import { signatureHeader } from "./signing.js";
 
 export const USER_AGENT = "PartnerWebhooks/1.0";
 
-/** The envelope of SPEC §6.2. */
+/** The envelope: the body of every delivery. */
 export interface Envelope {
   eventId: string;
   eventType: string;
@@ -21,7 +21,7 @@ export function envelopeBody(event: { id: string; type: string; createdAt: Date;
 }
 
 /**
- * Headers of one attempt (DECISIONS §8). The signature is computed per attempt, so a retry hours later still
+ * Headers of one attempt. The signature is computed per attempt, so a retry hours later still
  * carries a fresh timestamp inside the receivers' tolerance. `secrets` is [current] or [current, previous].
  */
 export function deliveryHeaders(opts: {

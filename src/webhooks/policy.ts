@@ -1,6 +1,6 @@
-/** The delivery rules of DECISIONS §8 that are numbers, in one place. */
+/** The delivery rules that are numbers, in one place. */
 
-/** Scheduled attempts a delivery gets before it is dead-lettered (SPEC §6.1.5). Replays and tests come on top. */
+/** Scheduled attempts a delivery gets before it is dead-lettered. Replays and tests come on top. */
 export const MAX_SCHEDULED_ATTEMPTS = 10;
 
 /** Endpoints one (Application, Store) may register. */

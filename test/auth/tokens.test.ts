@@ -23,7 +23,7 @@ function expectProblem(res: { status: number; headers: Headers; body: unknown },
 }
 
 describe("token endpoint", () => {
-  it("issues a Bearer JWT for JSON credentials with every claim of DECISIONS §3", async () => {
+  it("issues a Bearer JWT for JSON credentials with every documented claim", async () => {
     const res = await call(app, "POST", "/partner/auth/token", {
       body: { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: tenant.clientSecret },
     });
@@ -108,7 +108,7 @@ describe("token endpoint", () => {
   });
 });
 
-describe("the 401/403 matrix (DECISIONS §1)", () => {
+describe("the 401/403 matrix", () => {
   it("no token → 401 UNAUTHORIZED", async () => {
     expectProblem(await call(app, "GET", "/public/v1/store"), 401, "UNAUTHORIZED");
   });

@@ -9,7 +9,7 @@ import { buildOpenApi, COMMON_ERROR_STATUSES, operationIds } from "../../src/res
 import type { JsonSchema } from "../../src/rest/route.js";
 import { routes } from "../../src/rest/routes/index.js";
 
-/** The document covers the route table exactly, and states what SPEC and DECISIONS require of it. */
+/** The document covers the route table exactly, and states the product rules partners rely on. */
 
 const doc = buildOpenApi(routes, loadConfig({}).publicBaseUrl);
 const resolve = <T extends JsonSchema>(v: JsonSchema, kind: "parameters" | "responses"): T =>

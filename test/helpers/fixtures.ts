@@ -209,7 +209,7 @@ export const DEFAULT_ITEMS: OrderItemInput[] = [
   { name: "Coca-Cola 350ml", quantity: 2, unitPriceCents: 650 },
 ];
 
-/** The statuses an order passed through to reach `status` (DECISIONS §2: PICKUP skips DISPATCHED). */
+/** The statuses an order passed through to reach `status` (PICKUP skips DISPATCHED). */
 export function statusPath(type: OrderType, status: OrderStatus): OrderStatus[] {
   if (status === "CANCELLED") return ["PENDING", "CANCELLED"];
   const lifecycle: OrderStatus[] =

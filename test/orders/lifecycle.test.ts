@@ -4,7 +4,7 @@ import type { OrderStatus, OrderType } from "../../src/db/prisma.js";
 
 const STATUSES: OrderStatus[] = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"];
 
-// DECISIONS §2, written out independently of the implementation's tables.
+// The lifecycle (PICKUP skips DISPATCHED), written out independently of the implementation's tables.
 const LEGAL: Record<OrderType, string[]> = {
   DELIVERY: [
     "PENDING>CONFIRMED", "CONFIRMED>PREPARING", "CONFIRMED>READY", "PREPARING>READY", "READY>DISPATCHED", "DISPATCHED>DELIVERED",

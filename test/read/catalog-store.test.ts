@@ -36,7 +36,7 @@ describe("categories", () => {
 });
 
 describe("products", () => {
-  it("list: SPEC fields, paused products included, by category position then name then id", async () => {
+  it("list: published fields, paused products included, by category position then name then id", async () => {
     const db = app.services.db;
     const paused = products.find((p) => p.name === "Brownie")!;
     await db.product.update({ where: { id: paused.id }, data: { isActive: false } });

@@ -72,7 +72,7 @@ function expectNothingOf(other: Seeded, body: unknown, where: string, echoed = "
   expect(leaked, where).toEqual([]);
 }
 
-/** Every read request of SPEC §4.2–4.5 for `me`, with `other`'s ids where a path or cursor takes one. */
+/** Every store, order, customer and catalog read for `me`, with `other`'s ids where a path or cursor takes one. */
 function restMatrix(me: Seeded, other: Seeded): { operationId: string; path: string; expect: number }[] {
   const since = encodeURIComponent(new Date(Date.now() - 86_400_000).toISOString());
   return [

@@ -13,7 +13,7 @@ const CREATE_APP = `mutation($input: CreateApplicationInput!) { createApplicatio
 const GRANT = `mutation($input: GrantInput!) { createGrant(input: $input) { id status } }`;
 const REVOKE = `mutation($input: GrantInput!) { revokeGrant(input: $input) { id status } }`;
 
-describe("admin GraphQL (DECISIONS §11)", () => {
+describe("admin GraphQL", () => {
   it("an operator creates a store, an Application and a Grant, and the partner gets a token", async () => {
     const store = await graphql<{ createStore: { id: string; code: string; environment: string } }>(app, CREATE_STORE, { input: { name: "Cantina", environment: "SANDBOX" } });
     expect(store.errors).toBeUndefined();

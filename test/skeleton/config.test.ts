@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config.js";
 
-it("defaults follow DECISIONS §12", () => {
+it("defaults are the documented ones", () => {
   const c = loadConfig({});
   expect(c).toMatchObject({ PORT: 3000, DATA_DIR: ".data", ACCESS_TOKEN_TTL_SECONDS: 3600, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW_PRIVATE_NETWORKS: false, ROLE: "all" });
   expect(c.WEBHOOK_RETRY_SCHEDULE).toEqual([60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 57_600_000]);

@@ -2,7 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-/** A real webhook receiver on 127.0.0.1 for the delivery tests, and a signature verifier written from SPEC §6.3. */
+/** A real webhook receiver on 127.0.0.1 for the delivery tests, and a signature verifier written from the signing rule. */
 
 export interface Received {
   path: string;

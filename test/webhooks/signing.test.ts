@@ -6,7 +6,7 @@ import { signatureHeader } from "../../src/webhooks/signing.js";
 const TOLERANCE_SECONDS = 300;
 
 /**
- * Receiver-side verifier written from the spec, independent of our signer:
+ * Receiver-side verifier written from the published signing rule, independent of our signer:
  * `t=<ts>,v1=<hex>[,v1=<hex>...]`, HMAC-SHA256(secret utf8, `${t}.${body}`) in hex.
  */
 function verify(header: string, rawBody: string, secret: string, nowSeconds: number): boolean {

@@ -7,7 +7,7 @@ let t: Tenant;
 
 beforeAll(async () => {
   app = await startTestApp();
-  // Partners test without write scopes (DECISIONS §4).
+  // Partners test without write scopes.
   t = await createTenant(app, { scopes: [] });
 });
 afterAll(() => app.close());

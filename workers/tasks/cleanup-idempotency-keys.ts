@@ -1,7 +1,7 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../../src/services.js";
 
-/** Removes Idempotency-Key records past their 24 h retention (DECISIONS §7). Scheduled hourly by crontab. */
+/** Removes Idempotency-Key records past their 24 h retention. Scheduled hourly by crontab. */
 export function cleanupIdempotencyKeys(services: Services): Task {
   return async () => {
     const { count } = await services.db.idempotencyKey.deleteMany({ where: { expiresAt: { lt: new Date() } } });

@@ -5,7 +5,7 @@ import type { Page } from "../../graphql/pagination.js";
 
 type OrderBody = Record<string, unknown> & { id: string };
 
-/** The list item: both published families of names (DECISIONS §1), with items and payments in full. */
+/** The list item: both published families of names (displayId/orderNumber, totalAmount/total), items and payments in full. */
 const ORDER_FIELDS = `
   id displayId orderNumber status type subtotal deliveryFee discount total totalAmount
   customer { id name phone }

@@ -5,7 +5,7 @@ import type { SeedResult } from "../../sandbox/seed.js";
 
 type OrderBody = Record<string, unknown> & { id: string };
 
-/** DECISIONS §4–5: SANDBOX tokens only, no scope needed, so partners test without write scopes. */
+/** SANDBOX tokens only, no scope needed, so partners test without write scopes. */
 export const sandboxRoutes = [
   defineRoute<{ sandboxSeed: SeedResult }>({
     operationId: "seedSandbox",

@@ -9,7 +9,7 @@ import {
   uuid,
 } from "../schemas.js";
 
-/** SPEC §4.6 plus two extensions (rotate-secret, get one delivery). All need `webhooks:manage`. */
+/** The published webhook operations and two extensions (rotate-secret, get one delivery); all need `webhooks:manage`. */
 
 const ENDPOINT_FIELDS = "id url events status secretPrefix lastSuccessAt failureCount";
 const DELIVERY_FIELDS = "id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId";

@@ -101,7 +101,7 @@ select gen_random_uuid(), o.id, m.method,
   o."totalCents", case when m.method = 'CASH' then (o."totalCents" / 5000 + 1) * 5000 end
 from "Order" o cross join lateral (select (array['CREDIT_CARD', 'PIX', 'CASH', 'ONLINE'])[1 + o."orderNumber" % 4] as method) m`;
 
-/** The lifecycle each status was reached by (DECISIONS §2); PICKUP orders skip DISPATCHED. */
+/** The lifecycle each status was reached by; PICKUP orders skip DISPATCHED. */
 const HISTORY_SQL = `
 insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
 select gen_random_uuid(), o.id, h.s, case when h.s = 'CANCELLED' then 'Customer asked to cancel' end, o."createdAt" + (h.k - 1) * interval '4 minutes'

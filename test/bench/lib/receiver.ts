@@ -5,7 +5,7 @@ import { computeSignature } from "../../../src/webhooks/signing.js";
 
 /**
  * A webhook receiver on 127.0.0.1 for the delivery benchmarks. It checks every delivery's X-Service-Signature
- * against the endpoint's secret (SPEC §6.3) on the raw body, and records when each event id first arrived
+ * against the endpoint's secret on the raw body, and records when each event id first arrived
  * in epoch milliseconds with sub-millisecond resolution (performance.timeOrigin + now(), which the producer
  * process stamps its commits with too). Answers 200 at once.
  */

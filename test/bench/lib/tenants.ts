@@ -27,7 +27,7 @@ export interface Credentials extends TenantPlan {
   clientId: string;
 }
 
-/** Sandbox stores with no orders: webhook endpoints on http://127.0.0.1 need SANDBOX (DECISIONS §8). */
+/** Sandbox stores with no orders: webhook endpoints on http://127.0.0.1 need SANDBOX. */
 export async function createSandboxStores(url: string, count: number): Promise<TenantPlan[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();

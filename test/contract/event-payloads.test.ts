@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.js";
+import { EVENT_TYPES } from "../../src/events/types.js";
+import { buildOpenApi } from "../../src/rest/openapi.js";
+import { eventSchemaName } from "../../src/rest/openapi-platform.js";
+import type { JsonSchema } from "../../src/rest/route.js";
+import { routes } from "../../src/rest/routes/index.js";
+import { compileBody } from "../../src/rest/validate.js";
+import { startWorker } from "../../workers/runner.js";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { createCatalog, fakeAddress } from "../helpers/fixtures.js";
+import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
+
+/**
+ * What each event really carries against its published webhook schema: every field the code emits is documented
+ * and required, and nothing is documented that the code does not send.
+ */
+
+const doc = buildOpenApi(routes, loadConfig({}).publicBaseUrl);
+let app: TestApp;
+let t: Tenant;
+
+beforeAll(async () => {
+  app = await startTestApp({ CATALOG_EVENT_WINDOW_MS: "100" });
+  t = await createTenant(app);
+});
+afterAll(() => app.close());
+
+async function send<T = { id: string }>(method: string, path: string, body: unknown): Promise<T> {
+  const res = await call<T>(app, method, path, { token: t.token, body });
+  expect(res.status, `${method} ${path}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+  return res.body;
+}
+
+/** Emits every event type through the service's own doors: REST for partners, GraphQL for the admin's store change. */
+async function emitEveryType(): Promise<void> {
+  const [a, b] = (await createCatalog(app.services.db, t.storeId)).products;
+  const customer = await send("POST", "/public/v1/customers", { name: "Ana Lima", phone: "+55 11 90000-0001" });
+  await send("PATCH", `/public/v1/customers/${customer.id}`, { email: "ana@example.com" });
+  const delivery = await send("POST", "/public/v1/orders", {
+    type: "DELIVERY",
+    customerId: customer.id,
+    items: [{ productId: a.id, quantity: 1 }],
+    deliveryAddress: fakeAddress(),
+  });
+  for (const status of ["CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED"]) {
+    await send("PATCH", `/public/v1/orders/${delivery.id}/status`, { status });
+  }
+  const pickup = await send("POST", "/public/v1/orders", { type: "PICKUP", items: [{ productId: a.id, quantity: 1 }] });
+  await send("PATCH", `/public/v1/orders/${pickup.id}/status`, { status: "CANCELLED", reason: "Closed early" });
+  await send("PATCH", `/public/v1/catalog/products/${b.id}/status`, { isActive: false });
+  await send("PATCH", `/public/v1/catalog/products/${b.id}/status`, { isActive: true });
+  const store = await graphql(app, `mutation($id: ID!) { updateStore(id: $id, input: { name: "Renamed" }) { id } }`, { id: t.storeId });
+  expect(store.errors).toBeUndefined();
+}
+
+it("every event's data is exactly what its published webhook schema lists as required", async () => {
+  await emitEveryType();
+  const worker = await startWorker(app.services, app.databaseUrl);
+  try {
+    // catalog.updated is emitted when the aggregation window closes, by the worker.
+    const deadline = Date.now() + 10_000;
+    while ((await app.services.db.event.count({ where: { storeId: t.storeId, type: "catalog.updated" } })) < 2 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    await worker.stop();
+  }
+  const events = await app.services.db.event.findMany({ where: { storeId: t.storeId } });
+  expect(new Set(events.map((e) => e.type))).toEqual(new Set(EVENT_TYPES));
+
+  const departures = events.flatMap((event) => {
+    const data = (doc.components.schemas[eventSchemaName(event.type)].properties as Record<string, JsonSchema>).data;
+    const required = [...(data.required as string[])].sort().join(", ");
+    const documented = Object.keys(data.properties as object).sort().join(", ");
+    const emitted = Object.keys(event.data as object).sort().join(", ");
+    const validate = compileBody(data);
+    return [
+      ...(documented === required ? [] : [`${event.type} documents ${documented}, requires ${required}`]),
+      ...(emitted === required ? [] : [`${event.type} emits ${emitted}, requires ${required}`]),
+      ...(validate(event.data) ? [] : [`${event.type} ${JSON.stringify(event.data)}: ${validate.errors?.map((e) => `${e.instancePath} ${e.message}`).join("; ")}`]),
+    ];
+  });
+  expect([...new Set(departures)]).toEqual([]);
+});
