@@ -21,8 +21,8 @@ import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
 import { createDocs } from "./docs.js";
 import { httpServerOptions } from "./server-options.js";
+import { isUuid } from "../platform/uuid.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /** W3C Trace Context: the trace-id of a valid `traceparent` (version ff and all-zero ids are invalid), else null. */
@@ -138,7 +138,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const given = req.headers["x-request-id"];
-    const requestId = typeof given === "string" && UUID.test(given) ? given : randomUUID();
+    const requestId = typeof given === "string" && isUuid(given) ? given : randomUUID();
     const traceId = traceIdOf(req.headers.traceparent) ?? requestId.replace(/-/g, "");
     res.setHeader("x-request-id", requestId);
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
