@@ -5,7 +5,7 @@ import { ApiError } from "../errors.js";
 import { resolvePrincipal } from "../auth/authenticate.js";
 import type { PartnerClaims } from "../auth/tokens.js";
 import type { Services } from "../services.js";
-import { RestRouter, send, type RouteMiddleware } from "../rest/router.js";
+import { recognizedRoute, RestRouter, send, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes/index.js";
 import { migrationsApplied } from "../db/migrate.js";
@@ -55,7 +55,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const yoga = createGraphqlServer(services, schema);
   const docs = createDocs(services.config.publicBaseUrl, rest.routes);
   const { log, config } = services;
-  const metrics = new Metrics(services.pool, log, routes);
+  const metrics = new Metrics(services.pool, log);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
   const admission = new Admission(
     { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
@@ -127,6 +127,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
+      rest.recognize(res, method, path);
       return admitted(req, res, async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
@@ -150,7 +151,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
     res.on("finish", () => {
-      metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000);
+      metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
       log.info(
         { requestId, traceId, method: req.method, path: url.pathname, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 10) / 10 },
         "request",
