@@ -1,4 +1,6 @@
+import { Ajv } from "ajv";
 import type { Violation } from "./errors.js";
+import { addFormats } from "./platform/ajv-formats.js";
 
 /**
  * What the database can hold, as rules both doors (REST validation and GraphQL) apply to client input, so
@@ -29,10 +31,22 @@ export function unstorableText(value: unknown, path = ""): Violation[] {
 export const MIN_YEAR = 1;
 export const MAX_YEAR = 9999;
 
-/** The instant is valid and falls in years 1 to 9999 in UTC, the time zone it is stored in. */
-export function isStorableInstant(date: Date): boolean {
+/** What an instant a client sends must be, as error messages state it after "must be". */
+export const INSTANT_RULE = `an ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z) in years ${MIN_YEAR} to ${MAX_YEAR}`;
+
+/** RFC 3339 as ajv-formats checks it (a full date, a time and a zone); the validators' own Ajv instances use parseInstant. */
+const rfc3339DateTime = addFormats(new Ajv()).compile({ type: "string", format: "date-time" });
+
+/**
+ * The one parser of an ISO 8601 instant (REST's `date-time` format, GraphQL's DateTime, job payloads): RFC 3339
+ * with a zone, in years 1 to 9999 in UTC, the time zone it is stored in. RFC 3339 also admits year 0000 and a
+ * leap second (23:59:60), which neither a JS Date nor the database holds. Null when the text is not one.
+ */
+export function parseInstant(text: string): Date | null {
+  if (!rfc3339DateTime(text)) return null;
+  const date = new Date(text);
   const year = date.getUTCFullYear();
-  return !Number.isNaN(date.getTime()) && year >= MIN_YEAR && year <= MAX_YEAR;
+  return !Number.isNaN(date.getTime()) && year >= MIN_YEAR && year <= MAX_YEAR ? date : null;
 }
 
 /** Money columns are int4 cents: the largest amount an order, an item or a payment can hold is 21,474,836.47. */

@@ -6,7 +6,7 @@ import type PrismaTypes from "../generated/pothos-types.js";
 import { getDatamodel } from "../generated/pothos-types.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError, insufficientScope } from "../errors.js";
-import { isStorableInstant, MAX_YEAR, MIN_YEAR } from "../input.js";
+import { INSTANT_RULE, parseInstant } from "../input.js";
 import type { Context } from "./context.js";
 
 export const builder = new SchemaBuilder<{
@@ -48,9 +48,9 @@ builder.scalarType("DateTime", {
   description: "ISO 8601 UTC timestamp with milliseconds",
   serialize: (value) => (value as Date).toISOString(),
   parseValue: (value) => {
-    const d = new Date(String(value));
-    if (typeof value !== "string" || !isStorableInstant(d)) throw new GraphQLError(`DateTime must be an ISO 8601 string in years ${MIN_YEAR} to ${MAX_YEAR}`);
-    return d;
+    const date = typeof value === "string" ? parseInstant(value) : null;
+    if (!date) throw new GraphQLError(`DateTime must be ${INSTANT_RULE}`);
+    return date;
   },
 });
 

@@ -2,13 +2,12 @@ import type { ObjectRef } from "@pothos/core";
 import { builder } from "./builder.js";
 import type { Page, Pagination } from "./pagination.js";
 import { invalidRequest } from "../errors.js";
+import { isUuid } from "../platform/uuid.js";
 
 /** Pieces every read domain shares: money, uuid arguments and the `{ data, pagination }` page type. */
 
 /** Money is stored in integer cents and rendered as a JSON number with at most two decimals (1999 → 19.99). */
 export const money = (cents: number): number => cents / 100;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * GraphQL callers skip the REST path validator, and PostgreSQL rejects a malformed uuid with an error
@@ -16,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export function requireUuid(value: string | number, field = "id"): string {
   const id = String(value);
-  if (!UUID.test(id)) throw invalidRequest(`${field} must be a uuid.`, [{ field, code: "INVALID_FORMAT", message: `${field} must be a uuid` }]);
+  if (!isUuid(id)) throw invalidRequest(`${field} must be a uuid.`, [{ field, code: "INVALID_FORMAT", message: `${field} must be a uuid` }]);
   return id;
 }
 

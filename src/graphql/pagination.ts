@@ -1,4 +1,5 @@
 import { invalidRequest } from "../errors.js";
+import { isUuid } from "../platform/uuid.js";
 
 /** Keyset pagination: the cursor is the last item's id; the page never uses OFFSET. */
 
@@ -20,8 +21,6 @@ export interface Page<T> {
   data: T[];
   pagination: Pagination;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Builds the Prisma `where` that selects rows strictly after `cursorRow` in `sort` order:
@@ -69,7 +68,7 @@ export async function paginate<T extends { id: string }>(opts: {
   const limit = checkLimit(opts.limit);
   let after: Record<string, unknown> | undefined;
   if (opts.cursor) {
-    const row = UUID.test(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
+    const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
     if (!row) {
       throw invalidRequest("The cursor is not one this list returned. Pass pagination.nextCursor from the previous page unchanged.", [
         { field: "cursor", code: "INVALID_CURSOR", message: "unknown cursor" },

@@ -3,8 +3,10 @@ import { builder } from "./builder.js";
 import { tenantOf, type Context } from "./context.js";
 import { paginate, type Page } from "./pagination.js";
 import type { Prisma, WebhookDelivery as WebhookDeliveryRow } from "../db/prisma.js";
-import { forbidden, invalidRequest, notFound } from "../errors.js";
-import { createEndpoint, deleteEndpoint, isUuid, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "../webhooks/endpoints.js";
+import { forbidden, notFound } from "../errors.js";
+import { isUuid } from "../platform/uuid.js";
+import { requireUuid } from "./fields.js";
+import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "../webhooks/endpoints.js";
 import { requestReplays, sendTestEvent } from "../webhooks/deliveries.js";
 
 /**
@@ -30,7 +32,7 @@ function listScope(ctx: Context, args: { storeId?: string | null; applicationId?
   }
   for (const field of ["storeId", "applicationId"] as const) {
     const value = args[field];
-    if (value && !isUuid(value)) throw invalidRequest(`${field} must be a uuid.`, [{ field, code: "INVALID_FORMAT", message: `${field} must be a uuid` }]);
+    if (value) requireUuid(value, field);
   }
   return { ...(args.storeId ? { storeId: args.storeId } : {}), ...(args.applicationId ? { applicationId: args.applicationId } : {}) };
 }
@@ -186,9 +188,7 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx, info) => {
       const scope = listScope(ctx, args);
-      if (args.endpointId && !isUuid(args.endpointId)) {
-        throw invalidRequest("endpointId must be a uuid.", [{ field: "endpointId", code: "INVALID_FORMAT", message: "endpointId must be a uuid" }]);
-      }
+      if (args.endpointId) requireUuid(args.endpointId, "endpointId");
       const where: Prisma.WebhookDeliveryWhereInput = {
         ...scope,
         ...(args.status ? { status: args.status } : {}),

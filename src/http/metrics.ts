@@ -10,8 +10,6 @@ import type { Config } from "../config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
 import { send } from "../rest/router.js";
-import type { AnyRoute } from "../rest/route.js";
-import { compilePath } from "../rest/router.js";
 import type { SubjectKind } from "../ratelimit/limiter.js";
 import { planCacheStats } from "../db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
@@ -39,7 +37,6 @@ const DELIVERY_STATUSES = ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"];
  */
 export class Metrics {
   readonly registry = new Registry();
-  private readonly templates: { pattern: RegExp; path: string }[];
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly duration: Histogram<"method" | "route" | "status">;
   private readonly refusals: Counter<"subject">;
@@ -49,9 +46,7 @@ export class Metrics {
   constructor(
     private readonly pool: pg.Pool,
     private readonly log: Logger,
-    routes: readonly AnyRoute[] = [],
   ) {
-    this.templates = routes.map((r) => ({ pattern: compilePath(r.path).pattern, path: r.path }));
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({ name: "http_requests_total", help: "HTTP requests by route template and status.", labelNames: ["method", "route", "status"], registers });
@@ -178,14 +173,17 @@ export class Metrics {
     }
   }
 
-  /** The REST path template for /public/v1 paths; other paths are a fixed handful, and unknown ones collapse. */
-  routeOf(path: string, status: number): string {
-    if (path.startsWith("/public/v1/")) return this.templates.find((t) => t.pattern.test(path))?.path ?? "unmatched";
+  /**
+   * A /public/v1 request is labelled by the template of the route the router recognized it as (`template`), or
+   * `unmatched`; other paths are a fixed handful, and unknown ones collapse.
+   */
+  routeOf(path: string, status: number, template: string | undefined): string {
+    if (path.startsWith("/public/v1/")) return template ?? "unmatched";
     return status === 404 ? "unmatched" : path;
   }
 
-  observeRequest(method: string, path: string, status: number, seconds: number): void {
-    const labels = { method, route: this.routeOf(path, status), status: String(status) };
+  observeRequest(method: string, path: string, status: number, seconds: number, template: string | undefined): void {
+    const labels = { method, route: this.routeOf(path, status, template), status: String(status) };
     this.requests.inc(labels);
     this.duration.observe(labels, seconds);
   }

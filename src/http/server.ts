@@ -5,7 +5,7 @@ import { ApiError } from "../errors.js";
 import { resolvePrincipal } from "../auth/authenticate.js";
 import type { PartnerClaims } from "../auth/tokens.js";
 import type { Services } from "../services.js";
-import { RestRouter, send, type RouteMiddleware } from "../rest/router.js";
+import { recognizedRoute, RestRouter, send, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes/index.js";
 import { migrationsApplied } from "../db/migrate.js";
@@ -21,8 +21,8 @@ import { RateLimiter } from "../ratelimit/limiter.js";
 import { RateLimits } from "../ratelimit/policy.js";
 import { createDocs } from "./docs.js";
 import { httpServerOptions } from "./server-options.js";
+import { isUuid } from "../platform/uuid.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /** W3C Trace Context: the trace-id of a valid `traceparent` (version ff and all-zero ids are invalid), else null. */
@@ -55,7 +55,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const yoga = createGraphqlServer(services, schema);
   const docs = createDocs(services.config.publicBaseUrl, rest.routes);
   const { log, config } = services;
-  const metrics = new Metrics(services.pool, log, routes);
+  const metrics = new Metrics(services.pool, log);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
   const admission = new Admission(
     { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
@@ -127,6 +127,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
+      rest.recognize(res, method, path);
       return admitted(req, res, async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
@@ -138,7 +139,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const given = req.headers["x-request-id"];
-    const requestId = typeof given === "string" && UUID.test(given) ? given : randomUUID();
+    const requestId = typeof given === "string" && isUuid(given) ? given : randomUUID();
     const traceId = traceIdOf(req.headers.traceparent) ?? requestId.replace(/-/g, "");
     res.setHeader("x-request-id", requestId);
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
@@ -150,7 +151,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
     res.on("finish", () => {
-      metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000);
+      metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
       log.info(
         { requestId, traceId, method: req.method, path: url.pathname, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 10) / 10 },
         "request",

@@ -13,6 +13,8 @@ interface CompiledRoute {
   route: AnyRoute;
   pattern: RegExp;
   paramNames: string[];
+  /** Literal segments in the template: among routes matching a path, the one with most wins. */
+  literals: number;
   document: DocumentNode;
   validators: InputValidators;
 }
@@ -32,7 +34,7 @@ export type RouteMiddleware = (
   next: () => Promise<RouteResult>,
 ) => Promise<RouteResult>;
 
-export function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
+function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
   const paramNames: string[] = [];
   const source = template
     .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
@@ -50,6 +52,14 @@ function decodeSegment(name: string, raw: string): string {
   } catch {
     throw invalidRequest(`The path parameter ${name} is not validly percent-encoded.`, [{ field: name, code: "INVALID_FORMAT", message: `${name} is not validly percent-encoded` }]);
   }
+}
+
+/** What the router matched each response's request to, for the metrics label. */
+const recognized = new WeakMap<ServerResponse, string>();
+
+/** The template of the route the router recognized the response's request as, if it did. */
+export function recognizedRoute(res: ServerResponse): string | undefined {
+  return recognized.get(res);
 }
 
 /**
@@ -72,6 +82,7 @@ export class RestRouter {
         route,
         pattern,
         paramNames,
+        literals: route.path.split("/").filter((s) => !s.startsWith("{")).length,
         document: prepareDocument(schema, route.document, route.operationId),
         validators: {
           path: route.pathParams ? compileObject(route.pathParams, Object.keys(route.pathParams)) : undefined,
@@ -82,23 +93,43 @@ export class RestRouter {
     });
   }
 
-  /** Finds the route, or throws 404 / 405 with Allow. Literal segments win over parameters. */
-  match(method: string, pathname: string): { compiled: CompiledRoute; params: Record<string, string> } {
+  /**
+   * The one route matcher. Literal segments win over parameters (ties go to the earlier route). `template` is
+   * the matched route's path or, when only another method's route matches (a 405), that route's path.
+   */
+  private lookup(method: string, pathname: string): { found?: { compiled: CompiledRoute; values: string[] }; template?: string; allowed: string[] } {
     const allowed: string[] = [];
-    let found: { compiled: CompiledRoute; params: Record<string, string>; literal: number } | null = null;
+    let found: { compiled: CompiledRoute; values: string[] } | undefined;
+    let otherMethod: CompiledRoute | undefined;
     for (const c of this.compiled) {
       const m = c.pattern.exec(pathname);
       if (!m) continue;
-      const literal = c.route.path.split("/").filter((s) => !s.startsWith("{")).length;
       if (c.route.method !== method) {
         allowed.push(c.route.method);
+        if (!otherMethod || c.literals > otherMethod.literals) otherMethod = c;
         continue;
       }
-      if (found && found.literal >= literal) continue;
-      const params = Object.fromEntries(c.paramNames.map((n, i) => [n, decodeSegment(n, m[i + 1])]));
-      found = { compiled: c, params, literal };
+      if (!found || c.literals > found.compiled.literals) found = { compiled: c, values: m.slice(1) };
     }
-    if (found) return found;
+    return { found, template: (found?.compiled ?? otherMethod)?.route.path, allowed };
+  }
+
+  /**
+   * Records the template of the route a request is for on its response, when it arrives: authentication,
+   * admission or the body size may answer it before `handle` runs, and those answers are counted under it too.
+   */
+  recognize(res: ServerResponse, method: string, pathname: string): void {
+    const { template } = this.lookup(method, pathname);
+    if (template) recognized.set(res, template);
+  }
+
+  /** Finds the route, or throws 404 / 405 with Allow. */
+  match(method: string, pathname: string): { compiled: CompiledRoute; params: Record<string, string> } {
+    const { found, allowed } = this.lookup(method, pathname);
+    if (found) {
+      const { compiled, values } = found;
+      return { compiled, params: Object.fromEntries(compiled.paramNames.map((n, i) => [n, decodeSegment(n, values[i])])) };
+    }
     if (allowed.length) {
       const allow = [...new Set(allowed)].join(", ");
       throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allow}.`, undefined, { allow });

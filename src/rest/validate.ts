@@ -1,21 +1,17 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import * as addFormatsModule from "ajv-formats";
 import { invalidRequest } from "../errors.js";
-import { isStorableInstant, MAX_YEAR, MIN_YEAR, unstorableText } from "../input.js";
+import { INSTANT_RULE, parseInstant, unstorableText } from "../input.js";
+import { addFormats } from "../platform/ajv-formats.js";
+import { isUuid } from "../platform/uuid.js";
 import type { JsonSchema } from "./route.js";
-
-// ajv-formats is CommonJS: under ESM its function arrives as the module's `default`.
-const addFormats = addFormatsModule.default as unknown as (ajv: Ajv) => Ajv;
-
-/** RFC 3339 as ajv-formats checks it, on an instance of its own so the narrowed format below can call it. */
-const rfc3339DateTime = addFormats(new Ajv()).compile({ type: "string", format: "date-time" });
 
 function makeAjv(coerce: boolean): Ajv {
   // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point.
   const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true, multipleOfPrecision: 6 });
   addFormats(ajv);
-  // RFC 3339 admits year 0000 and a leap second (23:59:60), which neither a JS Date nor the database holds.
-  ajv.addFormat("date-time", { type: "string", validate: (s: string) => rfc3339DateTime(s) && isStorableInstant(new Date(s)) });
+  // The service's own rules replace ajv-formats' looser ones (which take `urn:uuid:` ids, year 0000, leap seconds).
+  ajv.addFormat("uuid", { type: "string", validate: isUuid });
+  ajv.addFormat("date-time", { type: "string", validate: (s: string) => parseInstant(s) !== null });
   return ajv;
 }
 
@@ -67,7 +63,7 @@ const CODES: Record<string, string> = {
 
 /** What a format error asks for, where ajv's "must match format" would not say. */
 const FORMAT_HINTS: Record<string, string> = {
-  "date-time": `must be an ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z) in years ${MIN_YEAR} to ${MAX_YEAR}`,
+  "date-time": `must be ${INSTANT_RULE}`,
 };
 
 function messageOf(e: ErrorObject, field: string): string {

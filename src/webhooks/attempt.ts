@@ -8,6 +8,7 @@ import { DELIVER_TASK, scheduledJobKey, type DeliverPayload } from "./jobs.js";
 import type { WebhookDeliveryStatus } from "../db/prisma.js";
 import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryDelayMs } from "./policy.js";
 import { ASYNC_COMMIT } from "../db/async-commit.js";
+import { parseInstant } from "../input.js";
 
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
@@ -83,7 +84,7 @@ async function explainUnclaimed(services: Services, req: AttemptRequest): Promis
   const row = rows[0];
   if (!row) return { kind: "skipped", reason: "gone" };
   if (req.trigger === "SCHEDULED") {
-    const due = (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt?.getTime() === Date.parse(req.dueAt);
+    const due = (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt !== null && row.nextAttemptAt.getTime() === parseInstant(req.dueAt)?.getTime();
     if (!due) return { kind: "skipped", reason: "not due" };
     if (row.endpointStatus === "INACTIVE") {
       // INACTIVE endpoints receive nothing: the retry chain ends here; a replay can send it once re-enabled.

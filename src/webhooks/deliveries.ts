@@ -3,7 +3,8 @@ import { invalidRequest, notFound, unprocessable } from "../errors.js";
 import type { Tx } from "../db/prisma.js";
 import type { Services } from "../services.js";
 import { runAttempt } from "./attempt.js";
-import { isUuid, ownerWhere, type Owner } from "./endpoints.js";
+import { ownerWhere, type Owner } from "./endpoints.js";
+import { isUuid } from "../platform/uuid.js";
 import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
 
 const MAX_REPLAY_BATCH = 100;

@@ -6,6 +6,7 @@ import type { Services } from "../services.js";
 import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
 import { checkWebhookUrl } from "./url-safety.js";
+import { isUuid } from "../platform/uuid.js";
 
 /**
  * Whose webhook rows a caller may touch: a partner its own (Application, Store), an administrator any (null).
@@ -15,13 +16,6 @@ export type Owner = { applicationId: string; storeId: string } | null;
 
 export function ownerWhere(owner: Owner): { applicationId?: string; storeId?: string } {
   return owner ?? {};
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids reach here from GraphQL too, where no path validator ran: a malformed one simply matches nothing. */
-export function isUuid(id: string): boolean {
-  return UUID.test(id);
 }
 
 const MAX_URL_LENGTH = 2048;
@@ -92,6 +86,7 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
  * two concurrent rotations cannot both demote the same secret.
  */
 export async function rotateSecret(services: Services, owner: Owner, id: string) {
+  // Ids reach here from GraphQL too, where no path validator ran: a malformed one matches nothing.
   if (!isUuid(id)) throw notFound("webhook endpoint", id);
   const secret = generateWebhookSecret();
   const prefix = secretPrefix(secret);

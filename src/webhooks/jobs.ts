@@ -1,4 +1,6 @@
 import { FAN_OUT_TASK, type FanOutPayload } from "../events/outbox.js";
+import { parseInstant } from "../input.js";
+import { isUuid } from "../platform/uuid.js";
 
 export const DELIVER_TASK = "deliver_webhook";
 
@@ -30,22 +32,20 @@ export function deliverJobKey(payload: DeliverPayload): string {
   return payload.trigger === "SCHEDULED" ? scheduledJobKey(payload.deliveryId) : replayJobKey(payload.deliveryId);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function assertFanOutPayload(payload: unknown): FanOutPayload {
-  if (isRecord(payload) && typeof payload.eventId === "string" && UUID.test(payload.eventId)) return { eventId: payload.eventId };
+  if (isRecord(payload) && typeof payload.eventId === "string" && isUuid(payload.eventId)) return { eventId: payload.eventId };
   throw new Error(`${FAN_OUT_TASK}: payload must be { eventId: uuid }, got ${JSON.stringify(payload)}`);
 }
 
 export function assertDeliverPayload(payload: unknown): DeliverPayload {
-  if (isRecord(payload) && typeof payload.deliveryId === "string" && UUID.test(payload.deliveryId)) {
+  if (isRecord(payload) && typeof payload.deliveryId === "string" && isUuid(payload.deliveryId)) {
     const { deliveryId, trigger, step, dueAt } = payload;
     if (trigger === "REPLAY") return { deliveryId, trigger };
-    if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && !Number.isNaN(Date.parse(dueAt))) {
+    if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
       return { deliveryId, trigger, step: step as number, dueAt };
     }
   }

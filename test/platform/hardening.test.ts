@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { toProblem } from "../../src/http/problem.js";
-import { Metrics } from "../../src/http/metrics.js";
 import type { AnyRoute } from "../../src/rest/route.js";
 import { traceIdOf } from "../../src/http/server.js";
 import { expectProblem } from "./support.js";
@@ -159,13 +158,28 @@ describe("GET /metrics", () => {
     expect(text).toMatch(/^process_cpu_user_seconds_total /m);
   });
 
-  it("maps /public/v1 paths to their route template and collapses unknown paths", () => {
-    const routes = [{ path: "/public/v1/orders/{id}" }, { path: "/public/v1/orders/{id}/status" }] as unknown as AnyRoute[];
-    const m = new Metrics(app.services.pool, app.services.log, routes);
-    expect(m.routeOf("/public/v1/orders/8a5e6c1e-0000-4000-8000-000000000000", 200)).toBe("/public/v1/orders/{id}");
-    expect(m.routeOf("/public/v1/orders/x/status", 400)).toBe("/public/v1/orders/{id}/status");
-    expect(m.routeOf("/public/v1/orders/x/y/z", 404)).toBe("unmatched");
-    expect(m.routeOf("/healthz", 200)).toBe("/healthz");
-    expect(m.routeOf("/wp-admin.php", 404)).toBe("unmatched");
+  it("maps /public/v1 paths to the template of the route the router matched and collapses unknown paths", async () => {
+    const sent = [
+      // Refused by the token, before the router runs: still counted under the template.
+      await call(app, "PATCH", "/public/v1/orders/8a5e6c1e-0000-4000-8000-000000000000", { token: "not-a-token" }),
+      await call(app, "PATCH", "/public/v1/orders/x/status", { token: "not-a-token" }),
+      // The route the router would run: POST matches `{id}/test`, though `deliveries/{deliveryId}` comes first.
+      await call(app, "POST", "/public/v1/webhooks/deliveries/test", { token: "not-a-token" }),
+      // A wrong method is counted under the template whose path matched; the literal `deliveries` beats `{id}`.
+      await call(app, "PATCH", "/public/v1/webhooks/deliveries", { token: tenant.token }),
+      await call(app, "PATCH", "/public/v1/orders/x/y/z", { token: tenant.token }),
+      await call(app, "PATCH", "/healthz"),
+      await call(app, "PATCH", "/wp-admin.php"),
+    ];
+    expect(sent.map((r) => r.status)).toEqual([401, 401, 401, 405, 404, 405, 404]);
+    const text = await (await fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    const count = (route: string, status: number, method = "PATCH") =>
+      new RegExp(`^http_requests_total\\{method="${method}",route="${route}",status="${status}"\\} (\\d+)$`, "m").exec(text)?.[1];
+    expect(count("/public/v1/orders/\\{id\\}", 401)).toBe("1");
+    expect(count("/public/v1/orders/\\{id\\}/status", 401)).toBe("1");
+    expect(count("/public/v1/webhooks/\\{id\\}/test", 401, "POST")).toBe("1");
+    expect(count("/public/v1/webhooks/deliveries", 405)).toBe("1");
+    expect(count("unmatched", 404)).toBe("2");
+    expect(count("/healthz", 405)).toBe("1");
   });
 });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/db/prisma.js";
+import { isUuid } from "../../../src/platform/uuid.js";
 
 /**
  * An order in the REST response shape (the fields and field order the façade's GraphQL documents produce, so
@@ -97,8 +98,6 @@ export interface OrderSource {
   detail(storeId: string, id: string): Promise<FullOrder | null>;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
@@ -115,7 +114,7 @@ async function route(req: IncomingMessage, res: ServerResponse, source: OrderSou
     return send(res, 200, pageBody(await source.list(storeId, limit + 1), limit));
   }
   const m = /^\/public\/v1\/orders\/([^/]+)$/.exec(url.pathname);
-  if (req.method === "GET" && m && UUID.test(m[1])) {
+  if (req.method === "GET" && m && isUuid(m[1])) {
     const order = await source.detail(storeId, m[1]);
     return order ? send(res, 200, orderBody(order)) : send(res, 404, { code: "NOT_FOUND" });
   }
