@@ -141,7 +141,8 @@ describe("retries", () => {
     receiver.on("/down", () => (healthy ? { status: 200 } : { status: 503, body: "maintenance" }));
     const endpoint = await register("/down");
     const event = await emit();
-    const dead = await settles(event.id, endpoint.id, "DEAD_LETTER");
+    // Nine retries due 50 ms apart each wait for the worker's next poll (1 s): about 10 s on an idle machine.
+    const dead = await settles(event.id, endpoint.id, "DEAD_LETTER", 30_000);
     expect(dead).toMatchObject({ attempts: 10, httpStatus: 503, nextAttemptAt: null, lastError: "HTTP 503: maintenance" });
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests("/down")).toHaveLength(10);
@@ -168,7 +169,7 @@ describe("retries", () => {
     expect(attempts.map((a) => a.trigger)).toEqual([...Array<string>(10).fill("SCHEDULED"), "REPLAY", "REPLAY"]);
     ep = await app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
     expect(ep).toMatchObject({ status: "ACTIVE", failureCount: 0 });
-  });
+  }, 60_000);
 
   it("a timeout and a redirect are failures, and the redirect is not followed", async () => {
     receiver.on("/slow", (_req, n) => (n === 1 ? { status: 200, delayMs: 1500 } : { status: 200 }));
