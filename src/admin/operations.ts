@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hashSecret, randomToken, sha256Hex } from "../crypto/hash.js";
 import { invalidRequest, ApiError } from "../errors.js";
 import { isScope } from "../auth/scopes.js";
-import { Prisma, type Db, type Environment } from "../db/prisma.js";
+import { Prisma, type Environment, type Tx } from "../db/prisma.js";
 import { emitEvent } from "../events/outbox.js";
 
 /** Operator actions, shared by the admin GraphQL mutations and the admin CLI so both behave alike. */
@@ -33,7 +33,7 @@ export interface CreateStoreInput {
   phone?: string | null;
 }
 
-export async function createStore(db: Db, input: CreateStoreInput) {
+export async function createStore(db: Tx, input: CreateStoreInput) {
   if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
   const base = input.slug ? slugify(input.slug) : slugify(input.name);
   for (let i = 0; i < 5; i++) {
@@ -56,7 +56,7 @@ export interface CreateApplicationInput {
   scopes: string[];
 }
 
-export async function createApplication(db: Db, input: CreateApplicationInput) {
+export async function createApplication(db: Tx, input: CreateApplicationInput) {
   const bad = input.scopes.filter((s) => !isScope(s));
   if (bad.length) {
     throw invalidRequest(`Unknown scope(s): ${bad.join(", ")}`, bad.map((s) => ({ field: "scopes", code: "UNKNOWN_SCOPE", message: s })));
@@ -75,7 +75,7 @@ export async function createApplication(db: Db, input: CreateApplicationInput) {
   return { application, clientSecret };
 }
 
-async function appAndStore(db: Db, clientId: string, storeId: string) {
+async function appAndStore(db: Tx, clientId: string, storeId: string) {
   const app = await db.application.findUnique({ where: { clientId } });
   if (!app) throw new ApiError("NOT_FOUND", `no Application with clientId ${clientId}`);
   const store = /^[0-9a-f-]{36}$/i.test(storeId)
@@ -85,7 +85,7 @@ async function appAndStore(db: Db, clientId: string, storeId: string) {
   return { app, store };
 }
 
-export async function createGrant(db: Db, input: { clientId: string; storeId: string }) {
+export async function createGrant(db: Tx, input: { clientId: string; storeId: string }) {
   const { app, store } = await appAndStore(db, input.clientId, input.storeId);
   if (app.environment !== store.environment) {
     throw new ApiError("UNPROCESSABLE_ENTITY", `a ${app.environment} Application cannot be granted a ${store.environment} store`);
@@ -97,7 +97,7 @@ export async function createGrant(db: Db, input: { clientId: string; storeId: st
   });
 }
 
-export async function revokeGrant(db: Db, input: { clientId: string; storeId: string }) {
+export async function revokeGrant(db: Tx, input: { clientId: string; storeId: string }) {
   const { app, store } = await appAndStore(db, input.clientId, input.storeId);
   const grant = await db.grant.findUnique({ where: { applicationId_storeId: { applicationId: app.id, storeId: store.id } } });
   if (!grant) throw new ApiError("NOT_FOUND", "no such grant");
@@ -106,7 +106,7 @@ export async function revokeGrant(db: Db, input: { clientId: string; storeId: st
 
 export const ADMIN_KEY_PREFIX = "adm_";
 
-export async function createAdminKey(db: Db, name: string) {
+export async function createAdminKey(db: Tx, name: string) {
   const key = `${ADMIN_KEY_PREFIX}${randomToken(32)}`;
   const row = await db.adminKey.create({ data: { name, keyHash: sha256Hex(key), prefix: key.slice(0, 12) } });
   return { id: row.id, name: row.name, prefix: row.prefix, key };
@@ -123,17 +123,15 @@ export interface StoreProfileChange {
   publicSettings?: Prisma.InputJsonObject;
 }
 
-/** Changes a store's profile and reports it with store.updated, in one transaction. */
-export async function updateStoreProfile(db: Db, storeId: string, change: StoreProfileChange) {
+/** Changes a store's profile and reports it with store.updated, in the caller's transaction. */
+export async function updateStoreProfile(tx: Tx, storeId: string, change: StoreProfileChange) {
   const fields = Object.entries(change).filter(([, v]) => v !== undefined).map(([k]) => k);
   if (fields.length === 0) throw invalidRequest("Nothing to change.", [{ field: "input", code: "REQUIRED", message: "send at least one field" }]);
-  return db.$transaction(async (tx) => {
-    const { address, ...rest } = change;
-    const store = await tx.store.update({
-      where: { id: storeId },
-      data: { ...rest, ...(address !== undefined ? { address: address ?? Prisma.DbNull } : {}) },
-    });
-    await emitEvent(tx, storeId, "store.updated", { storeId, changed: fields });
-    return store;
+  const { address, ...rest } = change;
+  const store = await tx.store.update({
+    where: { id: storeId },
+    data: { ...rest, ...(address !== undefined ? { address: address ?? Prisma.DbNull } : {}) },
   });
+  await emitEvent(tx, storeId, "store.updated", { storeId, changed: fields });
+  return store;
 }

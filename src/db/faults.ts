@@ -42,16 +42,25 @@ function transientItself(value: unknown): boolean {
   return typeof message === "string" && MESSAGES.some((m) => m.test(message));
 }
 
-export function isTransientDatabaseError(err: unknown): boolean {
-  // The error, its causes, and what Prisma wraps: meta.driverAdapterError, whose cause is the adapter's mapping.
+/** Whether `test` holds for the error, one of its causes, or what Prisma wraps: meta.driverAdapterError, whose cause is the adapter's mapping. */
+function anyInChain(err: unknown, test: (value: unknown) => boolean): boolean {
   const seen = new Set<unknown>();
   const queue: unknown[] = [err];
   while (queue.length > 0 && seen.size < 16) {
     const value = queue.shift();
     if (value === undefined || value === null || seen.has(value)) continue;
     seen.add(value);
-    if (transientItself(value)) return true;
+    if (test(value)) return true;
     queue.push(field(value, "cause"), field(value, "driverAdapterError"), field(field(value, "meta"), "driverAdapterError"));
   }
   return false;
+}
+
+export function isTransientDatabaseError(err: unknown): boolean {
+  return anyInChain(err, transientItself);
+}
+
+/** Whether PostgreSQL refused a statement with this SQLSTATE, however pg, the adapter or Prisma wrapped it. */
+export function hasSqlState(err: unknown, sqlState: string): boolean {
+  return anyInChain(err, (value) => field(value, "code") === sqlState || field(value, "originalCode") === sqlState);
 }

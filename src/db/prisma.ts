@@ -10,6 +10,8 @@ export type * from "../generated/prisma/client.js";
 export type Db = PrismaClient;
 /** A client or an interactive-transaction client: what every write helper takes. */
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
+/** Runs `fn` in one transaction that the caller chose (a request's own, or a new one): see runCommand. */
+export type Transact = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 
 /**
  * Prisma's query compiler sends every statement unnamed, so PostgreSQL plans it again on every call: for the

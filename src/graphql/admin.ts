@@ -1,4 +1,5 @@
 import { builder } from "./builder.js";
+import { runCommand } from "./commands.js";
 import { EnvironmentEnum, StoreStatusEnum } from "./store.js";
 import { AddressInput } from "./orders.js";
 import { requireUuid } from "./fields.js";
@@ -115,8 +116,10 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { input: t.arg({ type: CreateStoreInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
-      const store = await createStore(ctx.db, input);
-      return ctx.db.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
+      return runCommand(ctx, async (tx) => {
+        const store = await createStore(tx, input);
+        return tx.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
+      });
     },
   }),
   updateStore: t.prismaField({
@@ -125,7 +128,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateStoreInput, required: true }) },
     resolve: async (query, _r, { id, input }, ctx) => {
       const storeId = requireUuid(id);
-      const store = await updateStoreProfile(ctx.db, storeId, {
+      const change = {
         name: input.name ?? undefined,
         phone: input.phone,
         logo: input.logo,
@@ -134,8 +137,11 @@ builder.mutationFields((t) => ({
         address: input.address === undefined ? undefined : input.address ? { ...input.address } : null,
         openingHours: (input.openingHours ?? undefined) as Prisma.InputJsonArray | undefined,
         publicSettings: (input.publicSettings ?? undefined) as Prisma.InputJsonObject | undefined,
+      };
+      return runCommand(ctx, async (tx) => {
+        const store = await updateStoreProfile(tx, storeId, change);
+        return tx.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
       });
-      return ctx.db.store.findUniqueOrThrow({ ...query, where: { id: store.id } });
     },
   }),
   createApplication: t.field({
@@ -149,8 +155,10 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { input: t.arg({ type: GrantInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
-      const grant = await createGrant(ctx.db, input);
-      return ctx.db.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
+      return runCommand(ctx, async (tx) => {
+        const grant = await createGrant(tx, input);
+        return tx.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
+      });
     },
   }),
   revokeGrant: t.prismaField({
@@ -158,8 +166,10 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { input: t.arg({ type: GrantInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
-      const grant = await revokeGrant(ctx.db, input);
-      return ctx.db.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
+      return runCommand(ctx, async (tx) => {
+        const grant = await revokeGrant(tx, input);
+        return tx.grant.findUniqueOrThrow({ ...query, where: { id: grant.id } });
+      });
     },
   }),
   createAdminKey: t.field({

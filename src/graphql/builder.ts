@@ -9,6 +9,17 @@ import { ApiError, insufficientScope } from "../errors.js";
 import { INSTANT_RULE, parseInstant } from "../input.js";
 import type { Context } from "./context.js";
 
+/**
+ * Pothos loads relations a query did not select through model delegates of its client, which must be the
+ * request's transaction when there is one (its rows are not visible elsewhere yet). Pothos types its client
+ * as having `$connect`, which a transaction client has not; it never calls it.
+ */
+function pothosClient(ctx: Context): { $connect: () => Promise<void> } {
+  const tx = ctx.transaction;
+  if (!tx) return ctx.services.db;
+  return new Proxy({ $connect: () => Promise.resolve() }, { get: (target, key) => (key === "$connect" ? target.$connect : Reflect.get(tx, key)) });
+}
+
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
@@ -21,7 +32,7 @@ export const builder = new SchemaBuilder<{
 }>({
   defaultFieldNullability: false,
   plugins: [ScopeAuthPlugin, PrismaPlugin],
-  prisma: { client: (ctx) => ctx.db, dmmf: getDatamodel(), exposeDescriptions: false, filterConnectionTotalCount: true },
+  prisma: { client: pothosClient, dmmf: getDatamodel(), exposeDescriptions: false, filterConnectionTotalCount: true },
   scopeAuth: {
     authScopes: (ctx) => ({
       admin: ctx.principal.kind === "admin",

@@ -1,6 +1,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "./builder.js";
 import { tenantOf } from "./context.js";
+import { runCommand } from "./commands.js";
 import { money, pageType, requireUuid } from "./fields.js";
 import { paginate, type SortKey } from "./pagination.js";
 import { notFound } from "../errors.js";
@@ -125,8 +126,10 @@ builder.mutationFields((t) => ({
       const { storeId } = tenantOf(ctx);
       const id = requireUuid(args.id);
       const windowMs = ctx.services.config.CATALOG_EVENT_WINDOW_MS;
-      await ctx.db.$transaction((tx) => setProductActive(tx, storeId, id, args.isActive, windowMs));
-      return ctx.db.product.findUniqueOrThrow({ ...query, where: { id } });
+      return runCommand(ctx, async (tx) => {
+        await setProductActive(tx, storeId, id, args.isActive, windowMs);
+        return tx.product.findUniqueOrThrow({ ...query, where: { id } });
+      });
     },
   }),
 }));

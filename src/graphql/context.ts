@@ -1,18 +1,24 @@
 import type { Principal, PartnerPrincipal } from "../auth/principal.js";
 import type { Services } from "../services.js";
-import type { Db } from "../db/prisma.js";
+import type { Tx } from "../db/prisma.js";
 import { ApiError } from "../errors.js";
 
 export interface Context {
   services: Services;
-  db: Db;
+  /** Where resolvers read and write: the request's transaction when the whole operation runs in one, else the pool. */
+  db: Tx;
+  /**
+   * The transaction the whole operation runs in, opened by its caller (an idempotent REST write, whose record
+   * commits with it); null when each command opens its own (see runCommand).
+   */
+  transaction: Tx | null;
   principal: Principal;
   requestId: string;
 }
 
 /** Builds a request context; tests call it directly, without HTTP. */
-export function createContext(services: Services, principal: Principal, requestId: string): Context {
-  return { services, db: services.db, principal, requestId };
+export function createContext(services: Services, principal: Principal, requestId: string, transaction: Tx | null = null): Context {
+  return { services, db: transaction ?? services.db, transaction, principal, requestId };
 }
 
 /**

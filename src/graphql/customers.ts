@@ -1,6 +1,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "./builder.js";
 import { tenantOf, type Context } from "./context.js";
+import { runCommand } from "./commands.js";
 import { pageType, requireUuid } from "./fields.js";
 import { checkLimit, paginate, type SortKey } from "./pagination.js";
 import { invalidRequest, notFound, type Violation } from "../errors.js";
@@ -231,8 +232,10 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
       checkCustomerFields(input, true);
-      const { id } = await ctx.db.$transaction((tx) => createCustomer(tx, storeId, input));
-      return ctx.db.customer.findUniqueOrThrow({ ...query, where: { id } });
+      return runCommand(ctx, async (tx) => {
+        const { id } = await createCustomer(tx, storeId, input);
+        return tx.customer.findUniqueOrThrow({ ...query, where: { id } });
+      });
     },
   }),
   updateCustomer: t.prismaField({
@@ -247,8 +250,10 @@ builder.mutationFields((t) => ({
       if (args.input.name === null) throw invalidRequest("name cannot be null.", [{ field: "name", code: "INVALID_VALUE", message: "name cannot be null" }]);
       if (Object.values(input).every((x) => x === undefined)) throw invalidRequest("Send at least one of name, phone, email.", [{ field: "body", code: "REQUIRED", message: "at least one field" }]);
       checkCustomerFields(input, false);
-      await ctx.db.$transaction((tx) => updateCustomer(tx, storeId, id, input));
-      return ctx.db.customer.findUniqueOrThrow({ ...query, where: { id } });
+      return runCommand(ctx, async (tx) => {
+        await updateCustomer(tx, storeId, id, input);
+        return tx.customer.findUniqueOrThrow({ ...query, where: { id } });
+      });
     },
   }),
 }));

@@ -1,6 +1,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "./builder.js";
 import { tenantOf } from "./context.js";
+import { runCommand } from "./commands.js";
 import { AddressRef } from "./store.js";
 import type { Address } from "../store/address.js";
 import { money, pageType, requireUuid } from "./fields.js";
@@ -216,8 +217,11 @@ builder.mutationFields((t) => ({
       const { storeId } = tenantOf(ctx);
       if (input.customerId) requireUuid(input.customerId, "customerId");
       for (const [i, item] of input.items.entries()) requireUuid(item.productId, `items[${i}].productId`);
-      const { id } = await ctx.db.$transaction((tx) => createOrder(tx, storeId, { ...input, items: input.items.map((i) => ({ ...i, productId: String(i.productId) })), customerId: input.customerId ? String(input.customerId) : null }));
-      return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
+      const order = { ...input, items: input.items.map((i) => ({ ...i, productId: String(i.productId) })), customerId: input.customerId ? String(input.customerId) : null };
+      return runCommand(ctx, async (tx) => {
+        const { id } = await createOrder(tx, storeId, order);
+        return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+      });
     },
   }),
   updateOrderStatus: t.prismaField({
@@ -232,8 +236,10 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const id = requireUuid(args.id);
-      await ctx.db.$transaction((tx) => changeOrderStatus(tx, storeId, id, args.status, args.reason));
-      return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
+      return runCommand(ctx, async (tx) => {
+        await changeOrderStatus(tx, storeId, id, args.status, args.reason);
+        return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+      });
     },
   }),
 }));

@@ -1,5 +1,6 @@
 import { builder } from "./builder.js";
 import { tenantOf } from "./context.js";
+import { LONGEST_COMMAND_MS, runCommand } from "./commands.js";
 import { Order } from "./orders.js";
 import { seedSandboxStore, type SeedResult } from "../sandbox/seed.js";
 import { generateSandboxOrder, SCENARIOS } from "../sandbox/scenarios.js";
@@ -24,7 +25,7 @@ builder.mutationFields((t) => ({
     type: SeedResultRef,
     description: "Fills the token's sandbox store with a fixed fake catalog and customers; repeating it duplicates nothing.",
     authScopes: { sandbox: true },
-    resolve: (_root, _args, ctx) => ctx.db.$transaction((tx) => seedSandboxStore(tx, tenantOf(ctx).storeId)),
+    resolve: (_root, _args, ctx) => runCommand(ctx, (tx) => seedSandboxStore(tx, tenantOf(ctx).storeId)),
   }),
   sandboxCreateOrder: t.prismaField({
     type: Order,
@@ -33,8 +34,14 @@ builder.mutationFields((t) => ({
     args: { scenario: t.arg({ type: SandboxScenarioEnum, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const { id } = await ctx.db.$transaction((tx) => generateSandboxOrder(tx, storeId, args.scenario), { timeout: 15_000 });
-      return ctx.db.order.findUniqueOrThrow({ ...query, where: { id } });
+      return runCommand(
+        ctx,
+        async (tx) => {
+          const { id } = await generateSandboxOrder(tx, storeId, args.scenario);
+          return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+        },
+        { timeout: LONGEST_COMMAND_MS },
+      );
     },
   }),
 }));

@@ -1,6 +1,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "./builder.js";
 import { tenantOf, type Context } from "./context.js";
+import { runCommand } from "./commands.js";
 import { paginate, type Page } from "./pagination.js";
 import type { Prisma, WebhookDelivery as WebhookDeliveryRow } from "../db/prisma.js";
 import { forbidden, notFound } from "../errors.js";
@@ -227,13 +228,13 @@ builder.mutationFields((t) => ({
     authScopes: { scope: "webhooks:manage" },
     description: "Registers an endpoint for the token's store. The secret is in this response only.",
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createEndpoint(ctx.services, tenantOf(ctx), input),
+    resolve: (_root, { input }, ctx) => createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn)),
   }),
   deleteWebhookEndpoint: t.boolean({
     authScopes: WEBHOOK_SCOPES,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
-      await deleteEndpoint(ctx.services, ownerOf(ctx), id);
+      await deleteEndpoint(ctx.db, ownerOf(ctx), id);
       return true;
     },
   }),
@@ -242,14 +243,17 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_SCOPES,
     description: "Issues a new signing secret; the previous one keeps signing beside it for 24 hours.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, { id }, ctx) => rotateSecret(ctx.services, ownerOf(ctx), id),
+    resolve: (_root, { id }, ctx) => rotateSecret(ctx.db, ctx.services.box, ownerOf(ctx), id),
   }),
   testWebhookEndpoint: t.prismaField({
     type: WebhookDelivery,
     authScopes: WEBHOOK_SCOPES,
     description: "Sends a `webhook.test` event now and returns its delivery once the attempt has ended.",
     args: { id: t.arg.id({ required: true }) },
+    // It waits for the receiver (up to WEBHOOK_TIMEOUT_MS): its writes commit on their own, before the call.
+    extensions: { callsOut: true },
     resolve: async (query, _root, { id }, ctx) => {
+      if (ctx.transaction) throw new Error("testWebhookEndpoint calls out over the network; it must not run inside a caller's transaction.");
       const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id);
       return ctx.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: deliveryId } });
     },
@@ -260,7 +264,7 @@ builder.mutationFields((t) => ({
     description: "Queues one more attempt now, in any status; the delivery is PENDING until it ends.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, { id }, ctx) =>
-      requestReplays(ctx.services, ownerOf(ctx), [id], (tx) => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } })),
+      runCommand(ctx, (tx) => requestReplays(tx, ownerOf(ctx), [id], () => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } }))),
   }),
   replayWebhookDeliveries: t.prismaField({
     type: [WebhookDelivery],
@@ -268,8 +272,10 @@ builder.mutationFields((t) => ({
     description: "Replays up to 100 deliveries at once (all or none).",
     args: { ids: t.arg.idList({ required: true }) },
     resolve: (query, _root, { ids }, ctx) =>
-      requestReplays(ctx.services, ownerOf(ctx), ids, (tx, unique) =>
-        tx.webhookDelivery.findMany({ ...query, where: { id: { in: unique } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+      runCommand(ctx, (tx) =>
+        requestReplays(tx, ownerOf(ctx), ids, (unique) =>
+          tx.webhookDelivery.findMany({ ...query, where: { id: { in: unique } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+        ),
       ),
   }),
   setWebhookEndpointStatus: t.prismaField({
@@ -278,8 +284,10 @@ builder.mutationFields((t) => ({
     description: "Enables (ACTIVE) or disables (INACTIVE) an endpoint. INACTIVE endpoints receive nothing.",
     args: { id: t.arg.id({ required: true }), status: t.arg({ type: WebhookEndpointSwitchEnum, required: true }) },
     resolve: async (query, _root, { id, status }, ctx) => {
-      await setEndpointStatus(ctx.services, id, status);
-      return ctx.db.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } });
+      return runCommand(ctx, async (tx) => {
+        await setEndpointStatus(tx, id, status);
+        return tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } });
+      });
     },
   }),
 }));

@@ -1,17 +1,27 @@
 import { createHash } from "node:crypto";
-import type { Db } from "../db/prisma.js";
+import type { Db, IdempotencyKey, Tx } from "../db/prisma.js";
+import { hasSqlState } from "../db/faults.js";
 import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation } from "../errors.js";
-import type { RouteMiddleware } from "./router.js";
+import { LONGEST_COMMAND_MS } from "../graphql/commands.js";
+import type { RouteMiddleware, RouteNext } from "./router.js";
 import { acceptsIdempotencyKey, type RouteResult } from "./route.js";
 
-/** Idempotency-Key on POST, PUT and PATCH: see docs/decisions.md, Idempotency. */
+/**
+ * Idempotency-Key on POST, PUT and PATCH. The record of a write commits in the write's own transaction, so
+ * after a crash either both exist (a retry replays) or neither (a retry runs once).
+ */
 
 const RETENTION_MS = 24 * 60 * 60 * 1000;
 const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 /** How long a duplicate waits for the first request to finish before answering 409 CONFLICT. */
 const WAIT_MS = 10_000;
-/** An IN_PROGRESS record this old belongs to a process that died mid-request; it may be claimed again. */
+/**
+ * A record committed IN_PROGRESS on its own (by an operation that calls out over the network, see
+ * `separately`) and this old belongs to a process that died mid-request; it may be claimed again.
+ */
 const ABANDONED_MS = 60_000;
+/** lock_not_available: the claim waited its whole lock_timeout for another transaction holding the key. */
+const LOCK_TIMEOUT = "55P03";
 
 /** Key order does not change a JSON body's meaning, so it must not change its fingerprint. */
 export function canonicalJson(value: unknown): string {
@@ -32,15 +42,116 @@ interface Recorded {
   error?: { code: ErrorCode; detail: string; violations?: Violation[] };
 }
 
+interface Key {
+  applicationId: string;
+  storeId: string;
+  key: string;
+  fingerprint: string;
+}
+
+/** What one attempt at a keyed request came to: it ran (and recorded its answer), or it found another's record. */
+type Outcome = { ran: Recorded } | { found: IdempotencyKey | null };
+
 /** Errors that mean the operation did not run to a decision: never recorded, so a retry with the key runs it. */
-function recordable(e: ApiError): boolean {
-  return e.status < 500 && ![401, 403, 429].includes(e.status);
+function recordable(e: unknown): e is ApiError {
+  return e instanceof ApiError && e.status < 500 && ![401, 403, 429].includes(e.status);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function idempotency(db: Db): RouteMiddleware {
-  return async ({ route, input, req }, next) => {
+function stillRunning(): ApiError {
+  return new ApiError("CONFLICT", "A request with this Idempotency-Key is still being processed. Retry shortly with the same key.", undefined, { "retry-after": "1" });
+}
+
+const expiry = () => new Date(Date.now() + RETENTION_MS);
+const errorRecord = (e: ApiError): Recorded => ({ error: { code: e.code, detail: e.detail, violations: e.violations } });
+const keyWhere = (k: Key) => ({ applicationId: k.applicationId, storeId: k.storeId, key: k.key });
+const findRecord = (db: Tx, k: Key) => db.idempotencyKey.findUnique({ where: { applicationId_storeId_key: keyWhere(k) } });
+
+/** The record's columns for an answer. */
+function completed(recorded: Recorded, defaultStatus: number) {
+  return {
+    state: "COMPLETED" as const,
+    responseStatus: recorded.error ? ERROR_CATALOG[recorded.error.code].status : (recorded.result?.status ?? defaultStatus),
+    responseHeaders: recorded.result?.headers ?? {},
+    responseBody: JSON.stringify(recorded),
+  };
+}
+
+/**
+ * Inserts the key's record IN_PROGRESS unless there is one; true if this call inserted it. A record another
+ * transaction is still inserting is invisible, so the insert waits on the unique index until that transaction
+ * ends, then inserts (it rolled back) or does nothing (it committed). The wait is bounded by lock_timeout, set
+ * in the FROM item before the insert runs and put back to the session's value by RETURNING, so the operation's
+ * own statements wait on locks as they always did.
+ */
+async function claim(db: Tx, k: Key, waitMs: number): Promise<boolean> {
+  const rows = await db.$queryRaw<unknown[]>`
+    insert into "IdempotencyKey" (id, "applicationId", "storeId", key, fingerprint, "expiresAt")
+    select gen_random_uuid(), ${k.applicationId}::uuid, ${k.storeId}::uuid, ${k.key}, ${k.fingerprint}, ${expiry()}
+    from (select set_config('lock_timeout', ${`${Math.max(1, Math.ceil(waitMs))}ms`}, true)) as bounded_wait
+    on conflict ("applicationId", "storeId", key) do nothing
+    returning set_config('lock_timeout', (select reset_val from pg_settings where name = 'lock_timeout'), true)`;
+  return rows.length === 1;
+}
+
+/**
+ * The usual path: one transaction claims the key, runs the operation (whose commands join the transaction),
+ * re-reads its result and marks the record COMPLETED with the answer. A business error rolls all of that back;
+ * the error is then recorded on its own (nothing else was written).
+ */
+async function together(db: Db, k: Key, next: RouteNext, deadline: number, defaultStatus: number): Promise<Outcome> {
+  let claimed = false;
+  try {
+    return await db.$transaction(
+      async (tx): Promise<Outcome> => {
+        if (!(await claim(tx, k, deadline - Date.now()))) return { found: await findRecord(tx, k) };
+        claimed = true;
+        const recorded: Recorded = { result: await next(tx) };
+        await tx.idempotencyKey.updateMany({ where: keyWhere(k), data: completed(recorded, defaultStatus) });
+        return { ran: recorded };
+      },
+      // The claim's wait, then the longest operation.
+      { timeout: Math.max(0, deadline - Date.now()) + LONGEST_COMMAND_MS },
+    );
+  } catch (e) {
+    if (!claimed && hasSqlState(e, LOCK_TIMEOUT)) throw stillRunning();
+    if (!claimed || !recordable(e)) throw e;
+    const recorded = errorRecord(e);
+    // A duplicate may have claimed the key since the rollback and runs on its own: it keeps its own answer.
+    await db.idempotencyKey.createMany({ data: [{ ...k, ...completed(recorded, defaultStatus), expiresAt: expiry() }], skipDuplicates: true });
+    return { ran: recorded };
+  }
+}
+
+/**
+ * For an operation that calls out over the network (a webhook test waits up to WEBHOOK_TIMEOUT_MS for the
+ * receiver): no transaction may stay open across that call, so the claim commits on its own, the operation
+ * commits its own writes, and the record is completed afterwards. A crash in between leaves the record
+ * IN_PROGRESS until ABANDONED_MS, after which a retry runs the operation again.
+ */
+async function separately(db: Db, k: Key, next: RouteNext, deadline: number, defaultStatus: number): Promise<Outcome> {
+  const claimed = await claim(db, k, deadline - Date.now()).catch((e: unknown) => {
+    throw hasSqlState(e, LOCK_TIMEOUT) ? stillRunning() : e;
+  });
+  if (!claimed) return { found: await findRecord(db, k) };
+  let recorded: Recorded;
+  try {
+    recorded = { result: await next() };
+  } catch (e) {
+    if (!recordable(e)) {
+      await db.idempotencyKey.deleteMany({ where: keyWhere(k) }).catch(() => undefined);
+      throw e;
+    }
+    recorded = errorRecord(e);
+  }
+  await db.idempotencyKey.updateMany({ where: keyWhere(k), data: completed(recorded, defaultStatus) });
+  return { ran: recorded };
+}
+
+export function idempotency(db: Db, opts: { waitMs?: number } = {}): RouteMiddleware {
+  const waitMs = opts.waitMs ?? WAIT_MS;
+  return async ({ route, input, req, callsOut }, next) => {
     if (!acceptsIdempotencyKey(route)) return next();
     const header = req.headers["idempotency-key"];
     if (header === undefined) return next();
@@ -54,17 +165,14 @@ export function idempotency(db: Db): RouteMiddleware {
     const fingerprint = createHash("sha256")
       .update(`${route.method} ${req.url?.split("?")[0]}\n${canonicalJson(input.body)}`)
       .digest("hex");
-    const where = { applicationId_storeId_key: { applicationId, storeId, key } };
-    const deadline = Date.now() + WAIT_MS;
+    const k: Key = { applicationId, storeId, key, fingerprint };
+    const deadline = Date.now() + waitMs;
 
     for (;;) {
-      const claimed = await db.idempotencyKey.createMany({
-        data: [{ applicationId, storeId, key, fingerprint, expiresAt: new Date(Date.now() + RETENTION_MS) }],
-        skipDuplicates: true,
-      });
-      if (claimed.count === 1) return runAndRecord();
-
-      const existing = await db.idempotencyKey.findUnique({ where });
+      const outcome = await (callsOut ? separately : together)(db, k, next, deadline, route.status);
+      if ("ran" in outcome) return replayable(outcome.ran, false);
+      const existing = outcome.found;
+      // Gone since the claim found it (the hourly cleanup): claim again.
       if (!existing) continue;
       const age = Date.now() - existing.createdAt.getTime();
       if (existing.expiresAt.getTime() < Date.now() || (existing.state === "IN_PROGRESS" && age > ABANDONED_MS)) {
@@ -75,34 +183,9 @@ export function idempotency(db: Db): RouteMiddleware {
         throw new ApiError("IDEMPOTENCY_CONFLICT", "This Idempotency-Key was already used with a different request. Use a new key for a new request.");
       }
       if (existing.state === "COMPLETED") return replayable(JSON.parse(existing.responseBody ?? "{}") as Recorded, true);
-      if (Date.now() > deadline) {
-        throw new ApiError("CONFLICT", "A request with this Idempotency-Key is still being processed. Retry shortly with the same key.", undefined, { "retry-after": "1" });
-      }
+      // Only a record committed on its own (see `separately`) is seen IN_PROGRESS: poll it.
+      if (Date.now() > deadline) throw stillRunning();
       await sleep(50);
-    }
-
-    async function runAndRecord(): Promise<RouteResult> {
-      let recorded: Recorded;
-      try {
-        recorded = { result: await next() };
-      } catch (e) {
-        if (e instanceof ApiError && recordable(e)) {
-          recorded = { error: { code: e.code, detail: e.detail, violations: e.violations } };
-        } else {
-          await db.idempotencyKey.delete({ where }).catch(() => undefined);
-          throw e;
-        }
-      }
-      await db.idempotencyKey.update({
-        where,
-        data: {
-          state: "COMPLETED",
-          responseStatus: recorded.error ? ERROR_CATALOG[recorded.error.code].status : (recorded.result?.status ?? route.status),
-          responseHeaders: recorded.result?.headers ?? {},
-          responseBody: JSON.stringify(recorded),
-        },
-      });
-      return replayable(recorded, false);
     }
   };
 }

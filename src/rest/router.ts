@@ -3,6 +3,8 @@ import type { DocumentNode, GraphQLSchema } from "graphql";
 import { ApiError, insufficientScope, invalidRequest } from "../errors.js";
 import type { PartnerPrincipal, Principal } from "../auth/principal.js";
 import { createContext } from "../graphql/context.js";
+import { operationCallsOut } from "../graphql/commands.js";
+import type { Tx } from "../db/prisma.js";
 import type { Services } from "../services.js";
 import { parseBody, requestBody } from "../http/body.js";
 import { compileBody, compileObject, check, pickDeclared, queryOf, type InputValidators } from "./validate.js";
@@ -17,6 +19,8 @@ interface CompiledRoute {
   literals: number;
   document: DocumentNode;
   validators: InputValidators;
+  /** The operation waits on a network call, so no transaction may be held open around it. */
+  callsOut: boolean;
 }
 
 export interface RestRequest {
@@ -28,10 +32,16 @@ export interface RestRequest {
   requestId: string;
 }
 
+/**
+ * Runs the route's operation; given a transaction, the whole operation runs in it (its commands join it
+ * instead of opening their own), so the caller can commit its own rows with the operation's writes.
+ */
+export type RouteNext = (transaction?: Tx) => Promise<RouteResult>;
+
 /** A hook around a route's execution (idempotency wraps writes with it). */
 export type RouteMiddleware = (
-  ctx: { route: AnyRoute; input: RouteInput; rawBody: string; req: IncomingMessage },
-  next: () => Promise<RouteResult>,
+  ctx: { route: AnyRoute; input: RouteInput; rawBody: string; req: IncomingMessage; callsOut: boolean },
+  next: RouteNext,
 ) => Promise<RouteResult>;
 
 function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
@@ -78,12 +88,14 @@ export class RestRouter {
   ) {
     this.compiled = routes.map((route) => {
       const { pattern, paramNames } = compilePath(route.path);
+      const document = prepareDocument(schema, route.document, route.operationId);
       return {
         route,
         pattern,
         paramNames,
         literals: route.path.split("/").filter((s) => !s.startsWith("{")).length,
-        document: prepareDocument(schema, route.document, route.operationId),
+        document,
+        callsOut: operationCallsOut(schema, document),
         validators: {
           path: route.pathParams ? compileObject(route.pathParams, Object.keys(route.pathParams)) : undefined,
           query: route.query ? compileObject(route.query.properties, route.query.required) : undefined,
@@ -149,13 +161,13 @@ export class RestRouter {
     if (validators.body) check(validators.body, body ?? {}, "body");
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body) : {}, principal };
 
-    const run = async (): Promise<RouteResult> => {
-      const ctx = createContext(this.services, principal, r.requestId);
+    const run: RouteNext = async (transaction) => {
+      const ctx = createContext(this.services, principal, r.requestId, transaction ?? null);
       const data = await this.runOperation({ operationId: route.operationId, document: compiled.document, variables: route.variables(input) }, ctx);
       return route.respond(data as never, input);
     };
-    const chain = this.middleware.reduceRight<() => Promise<RouteResult>>(
-      (next, mw) => () => mw({ route, input, rawBody, req: r.req }, next),
+    const chain = this.middleware.reduceRight<RouteNext>(
+      (next, mw) => (transaction) => mw({ route, input, rawBody, req: r.req, callsOut: compiled.callsOut }, (inner) => next(inner ?? transaction)),
       run,
     );
     const result = await chain();

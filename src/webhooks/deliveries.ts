@@ -20,15 +20,15 @@ function inactive(endpointId: string) {
 /**
  * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
  * until that attempt ends. The replay job has a key of its own, so the delivery's scheduled
- * retries stay queued; the same event (and eventId) is sent again. Answers what `readBack` reads in the
- * same transaction, i.e. the deliveries as PENDING.
+ * retries stay queued; the same event (and eventId) is sent again. Call it in a transaction: it answers what
+ * `readBack` reads in it, i.e. the deliveries as PENDING.
  */
-export async function requestReplays<T>(services: Services, owner: Owner, ids: readonly string[], readBack: (tx: Tx, ids: string[]) => Promise<T>): Promise<T> {
+export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly string[], readBack: (ids: string[]) => Promise<T>): Promise<T> {
   const unique = [...new Set(ids)];
   if (unique.length === 0 || unique.length > MAX_REPLAY_BATCH) {
     throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [{ field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` }]);
   }
-  const found = await services.db.webhookDelivery.findMany({
+  const found = await tx.webhookDelivery.findMany({
     where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
     select: { id: true, endpoint: { select: { id: true, status: true } } },
   });
@@ -37,19 +37,17 @@ export async function requestReplays<T>(services: Services, owner: Owner, ids: r
   const off = found.find((d) => d.endpoint.status === "INACTIVE");
   if (off) throw inactive(off.endpoint.id);
 
-  return services.db.$transaction(async (tx) => {
-    // Rows locked in id order, as recording attempts locks them: an update reaches rows in table order, and a
-    // replay of many deliveries could deadlock with a batch recording their attempts.
-    await tx.$executeRaw`
-      update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
-      from (select id from "WebhookDelivery" where id = any(${unique}::uuid[]) order by id for no key update) l
-      where d.id = l.id`;
-    await tx.$executeRaw`
-      select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id, 'trigger', 'REPLAY'), job_key := ${REPLAY_JOB_KEY_PREFIX} || id)
-      from unnest(${unique}::text[]) as id`;
-    // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
-    return readBack(tx, unique);
-  });
+  // Rows locked in id order, as recording attempts locks them: an update reaches rows in table order, and a
+  // replay of many deliveries could deadlock with a batch recording their attempts.
+  await tx.$executeRaw`
+    update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
+    from (select id from "WebhookDelivery" where id = any(${unique}::uuid[]) order by id for no key update) l
+    where d.id = l.id`;
+  await tx.$executeRaw`
+    select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id, 'trigger', 'REPLAY'), job_key := ${REPLAY_JOB_KEY_PREFIX} || id)
+    from unnest(${unique}::text[]) as id`;
+  // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
+  return readBack(unique);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { PartnerPrincipal } from "../auth/principal.js";
-import type { WebhookEndpointStatus } from "../db/prisma.js";
+import type { Transact, Tx, WebhookEndpointStatus } from "../db/prisma.js";
+import type { SecretBox } from "../crypto/encryption.js";
 import { EVENT_SCOPES, isEventType, type EventType } from "../events/types.js";
 import { forbidden, insufficientScope, invalidRequest, notFound, unprocessable, type Violation } from "../errors.js";
 import type { Services } from "../services.js";
@@ -51,9 +52,10 @@ async function checkUrl(services: Services, principal: PartnerPrincipal, url: st
 
 /**
  * Registers an endpoint for the token's (Application, Store) and returns its secret, the only time it is
- * ever visible (stored encrypted). Order of checks: input (400), scopes (403), URL and limit (422).
+ * ever visible (stored encrypted). Order of checks: input (400), scopes (403), URL and limit (422). The URL
+ * check resolves the host name before `transact` starts the writes' transaction.
  */
-export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput) {
+export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact) {
   const events = checkEvents(input.events);
   const missing = events.map((e) => EVENT_SCOPES[e]).find((scope) => !principal.scopes.has(scope));
   if (missing) throw insufficientScope(missing);
@@ -61,7 +63,7 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
 
   const secret = generateWebhookSecret();
   const owner = { applicationId: principal.applicationId, storeId: principal.storeId };
-  const endpoint = await services.db.$transaction(async (tx) => {
+  const endpoint = await transact(async (tx) => {
     // The Grant row serialises concurrent creations of one owner, so the limit cannot be overshot.
     const grant = await tx.$queryRaw<{ id: string }[]>`
       select id from "Grant" where "applicationId" = ${owner.applicationId}::uuid and "storeId" = ${owner.storeId}::uuid and status = 'ACTIVE' for update`;
@@ -85,16 +87,16 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
  * beside it for ROTATION_OVERLAP_MS, so receivers can switch without losing a delivery. One statement, so
  * two concurrent rotations cannot both demote the same secret.
  */
-export async function rotateSecret(services: Services, owner: Owner, id: string) {
+export async function rotateSecret(db: Tx, box: SecretBox, owner: Owner, id: string) {
   // Ids reach here from GraphQL too, where no path validator ran: a malformed one matches nothing.
   if (!isUuid(id)) throw notFound("webhook endpoint", id);
   const secret = generateWebhookSecret();
   const prefix = secretPrefix(secret);
-  const rows = await services.db.$queryRaw<{ id: string; previousSecretExpiresAt: Date }[]>`
+  const rows = await db.$queryRaw<{ id: string; previousSecretExpiresAt: Date }[]>`
     update "WebhookEndpoint" set
       "previousSecretCiphertext" = "secretCiphertext",
       "previousSecretExpiresAt" = now() + ${ROTATION_OVERLAP_MS}::int * interval '1 millisecond',
-      "secretCiphertext" = ${services.box.encrypt(secret)},
+      "secretCiphertext" = ${box.encrypt(secret)},
       "secretPrefix" = ${prefix},
       "updatedAt" = now()
     where id = ${id}::uuid
@@ -106,13 +108,13 @@ export async function rotateSecret(services: Services, owner: Owner, id: string)
 }
 
 /** Deletes the endpoint with its deliveries and attempts; their queued jobs find nothing and end. */
-export async function deleteEndpoint(services: Services, owner: Owner, id: string): Promise<void> {
-  const { count } = isUuid(id) ? await services.db.webhookEndpoint.deleteMany({ where: { id, ...ownerWhere(owner) } }) : { count: 0 };
+export async function deleteEndpoint(db: Tx, owner: Owner, id: string): Promise<void> {
+  const { count } = isUuid(id) ? await db.webhookEndpoint.deleteMany({ where: { id, ...ownerWhere(owner) } }) : { count: 0 };
   if (count === 0) throw notFound("webhook endpoint", id);
 }
 
 /** Administrators enable (ACTIVE) or disable (INACTIVE) an endpoint; FAILED is only ever set by deliveries. */
-export async function setEndpointStatus(services: Services, id: string, status: Exclude<WebhookEndpointStatus, "FAILED">): Promise<void> {
-  const { count } = isUuid(id) ? await services.db.webhookEndpoint.updateMany({ where: { id }, data: { status } }) : { count: 0 };
+export async function setEndpointStatus(db: Tx, id: string, status: Exclude<WebhookEndpointStatus, "FAILED">): Promise<void> {
+  const { count } = isUuid(id) ? await db.webhookEndpoint.updateMany({ where: { id }, data: { status } }) : { count: 0 };
   if (count === 0) throw notFound("webhook endpoint", id);
 }

@@ -261,10 +261,15 @@ describe("who receives nothing", () => {
 });
 
 describe("test events and secret rotation", () => {
-  it("POST /webhooks/{id}/test answers with the delivery once the attempt has ended", async () => {
+  it("POST /webhooks/{id}/test answers with the delivery once the attempt has ended; with a key, a retry replays it", async () => {
     const endpoint = await register("/test-ok");
-    const ok = await call<Record<string, unknown>>(app, "POST", `/public/v1/webhooks/${endpoint.id}/test`, { token: tenant.token });
+    const keyed = { token: tenant.token, headers: { "idempotency-key": `test-${endpoint.id}` } };
+    const ok = await call<Record<string, unknown>>(app, "POST", `/public/v1/webhooks/${endpoint.id}/test`, keyed);
     expect(ok.status).toBe(200);
+    const again = await call<Record<string, unknown>>(app, "POST", `/public/v1/webhooks/${endpoint.id}/test`, keyed);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(ok.body);
+    expect(receiver.requests("/test-ok")).toHaveLength(1);
     expect(ok.body).toMatchObject({ eventType: "webhook.test", status: "DELIVERED", attempts: 1, httpStatus: 200, endpointId: endpoint.id, nextAttemptAt: null });
     const [req] = receiver.requests("/test-ok");
     expect(JSON.parse(req.body)).toMatchObject({ eventType: "webhook.test", eventId: ok.body.eventId, data: { message: expect.any(String) } });

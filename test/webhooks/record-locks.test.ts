@@ -209,7 +209,7 @@ describe("recording attempts in concurrent batches", () => {
     const holdX = await hold("hold-dx", `select 1 from "WebhookDelivery" where id = $1 for no key update`, [dx.id]);
     const batch = startBatch("record", [failedAttempt(d2), failedAttempt(dx), failedAttempt(d1)]);
     await batch.stuck();
-    const replay = outcomeOf(requestReplays(app.services, null, [d1.id, d2.id], async () => null));
+    const replay = outcomeOf(app.services.db.$transaction((tx) => requestReplays(tx, null, [d1.id, d2.id], async () => null)));
     await waitFor("the replay to wait for a lock or settle", async () => replay.settled() || (await lockWaits("application_name <> 'record'", [])).some((b) => !b.includes(holdX.pid)));
     await holdX.commit();
 

@@ -1,0 +1,38 @@
+import type { DocumentNode, GraphQLSchema } from "graphql";
+import type { Tx } from "../db/prisma.js";
+import type { Context } from "./context.js";
+
+declare module "graphql" {
+  interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs> {
+    /**
+     * The mutation waits on a call over the network (it sends a webhook). It must not run inside a transaction
+     * its caller holds open, so its idempotency record cannot commit with its writes.
+     */
+    callsOut?: boolean;
+  }
+}
+
+/** The longest a command may hold its transaction: generating a sandbox order may seed a whole catalog first. */
+export const LONGEST_COMMAND_MS = 15_000;
+
+/**
+ * Runs a write: its change, its outbox events and the read of its result, with `fn`'s one transaction client,
+ * so what the caller answers is what committed. Inside a transaction the caller opened (an idempotent request,
+ * whose record must commit with the change) it joins that one; otherwise it opens its own.
+ */
+export function runCommand<T>(ctx: Context, fn: (tx: Tx) => Promise<T>, opts: { timeout?: number } = {}): Promise<T> {
+  return ctx.transaction ? fn(ctx.transaction) : ctx.services.db.$transaction(fn, opts);
+}
+
+/** Whether any root field of the document's operation is a mutation that calls out over the network. */
+export function operationCallsOut(schema: GraphQLSchema, document: DocumentNode): boolean {
+  const mutation = schema.getMutationType();
+  if (!mutation) return false;
+  const fields = mutation.getFields();
+  return document.definitions.some(
+    (d) =>
+      d.kind === "OperationDefinition" &&
+      d.operation === "mutation" &&
+      d.selectionSet.selections.some((s) => s.kind === "Field" && fields[s.name.value]?.extensions.callsOut === true),
+  );
+}
