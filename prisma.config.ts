@@ -6,6 +6,5 @@ export default defineConfig({
   schema: "prisma/schema.prisma",
   experimental: { adapter: true },
   engine: "js",
-  adapter: async () =>
-    new PrismaPg({ connectionString: process.env.DATABASE_URL ?? "postgresql://localhost/unused" }),
+  adapter: async () => new PrismaPg({ connectionString: process.env.DATABASE_URL ?? "postgresql://localhost/unused" }),
 });

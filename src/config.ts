@@ -2,15 +2,9 @@ import { z } from "zod";
 import type { JWK } from "jose";
 import { DEFAULT_HASHING } from "./crypto/hash.js";
 
-const boolean = z
-  .enum(["true", "false", "1", "0"], { message: "must be true or false" })
-  .transform((v) => v === "true" || v === "1");
+const boolean = z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1");
 
-const port = z.coerce
-  .number({ message: "must be a number" })
-  .int("must be an integer")
-  .min(0, "must be 0..65535")
-  .max(65535, "must be 0..65535");
+const port = z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0..65535").max(65535, "must be 0..65535");
 
 const positiveInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").positive("must be positive");
 const nonNegativeInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more");
@@ -40,93 +34,95 @@ const schedule = z.string().transform((value, ctx) => {
 
 export const DEFAULT_RETRY_SCHEDULE = "1m,2m,5m,15m,30m,1h,2h,4h,8h,16h";
 
-const envSchema = z.object({
-  PORT: port.default(3000),
-  HOST: z.string().min(1).default("127.0.0.1"),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
-    .optional(),
-  DATA_DIR: z.string().min(1).default(".data"),
-  PUBLIC_BASE_URL: z.url({ message: "must be an absolute URL" }).optional(),
-  ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
-  ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(86_400, "must be at most 86400").default(3600),
-  WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
-  WEBHOOK_RETRY_SCHEDULE: schedule.default(parseSchedule(DEFAULT_RETRY_SCHEDULE)),
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
-  CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  ROLE: z.enum(["api", "worker", "all"]).default("all"),
-  /** Base64 32-byte key for secrets at rest; generated and stored in the database when absent. */
-  MASTER_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64 encoded")
-    .optional(),
-  /** JSON array of private Ed25519 JWKs (with kid) to sign tokens with; generated and persisted when absent. */
-  JWT_PRIVATE_JWKS: z
-    .string()
-    .transform((value, ctx) => {
-      try {
-        const keys = JSON.parse(value) as unknown;
-        if (!Array.isArray(keys) || keys.some((k) => typeof k !== "object" || k === null || !("kid" in k) || !("d" in k))) throw new Error();
-        return keys as JWK[];
-      } catch {
-        ctx.addIssue({ code: "custom", message: "must be a JSON array of private JWKs, each with kid and d" });
-        return z.NEVER;
-      }
-    })
-    .optional(),
-  /** Overrides of the published rate limits (requests per minute) for operators and benchmarks. */
-  RATE_LIMIT_SANDBOX_STORE: positiveInt.default(100),
-  RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
-  RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),
-  RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
-  /** Token requests per minute per client_id and source address; default 60. */
-  RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
-  /** Failed token requests per minute per source address before its token requests get 429; default 30. */
-  RATE_LIMIT_TOKEN_FAILURES_PER_ADDRESS: positiveInt.default(30),
-  /**
-   * Proxies in front of the API that append to X-Forwarded-For; the client's address is the entry that many hops
-   * from the right. Default 0: the socket's address, X-Forwarded-For ignored (a client could forge it).
-   */
-  TRUSTED_PROXY_HOPS: nonNegativeInt.max(10, "must be at most 10").default(0),
-  /** Slow secret hashes (scrypt, 16 MiB each) running at once per process; default 2. */
-  SECRET_HASH_CONCURRENCY: positiveInt.max(64, "must be at most 64").default(DEFAULT_HASHING.concurrency),
-  /** Secret hashes that may wait for a slot; more get 503 at once; default 32. */
-  SECRET_HASH_QUEUE: nonNegativeInt.default(DEFAULT_HASHING.queue),
-  /** How long a secret hash may wait for a slot before 503; default 2000 ms. */
-  SECRET_HASH_WAIT_MS: positiveInt.default(DEFAULT_HASHING.waitMs),
-  WORKER_CONCURRENCY: positiveInt.default(32),
-  /** Connections of each process's one database pool (requests, readiness, rate limits); default 10. */
-  DB_POOL_SIZE: positiveInt.default(10),
-  /** Longest wait for a free database connection before the request answers 503; default 2000. */
-  DB_CONNECTION_TIMEOUT_MS: positiveInt.default(2000),
-  /** Requests needing the database that one process serves at once; default DB_POOL_SIZE. */
-  HTTP_MAX_IN_FLIGHT: positiveInt.optional(),
-  /** Requests that may wait for one of those slots; beyond them 503 at once; default twice DB_POOL_SIZE. */
-  HTTP_MAX_QUEUED: z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").optional(),
-  /** Longest wait in that queue before 503; default 1000. */
-  HTTP_QUEUE_TIMEOUT_MS: positiveInt.default(1000),
-  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
-  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-  /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */
-  METRICS_PORT: port.optional(),
-  GRAPHQL_MAX_DEPTH: positiveInt.default(12),
-  GRAPHQL_MAX_COST: positiveInt.default(5000),
-  /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
-  /** A client that has not sent all its headers after this long gets 408 and a closed connection (default 15000). */
-  HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(15_000),
-  /** Nor the whole request, headers and body (default 30000); at least HTTP_HEADERS_TIMEOUT_MS. */
-  HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
-  /** On SIGTERM, in-flight requests and jobs get this long to finish before the process exits anyway. */
-  SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
-}).superRefine((c, ctx) => {
-  // Node refuses to start a server whose header bound exceeds its request bound.
-  if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
-    ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
-  }
-});
+const envSchema = z
+  .object({
+    PORT: port.default(3000),
+    HOST: z.string().min(1).default("127.0.0.1"),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+      .optional(),
+    DATA_DIR: z.string().min(1).default(".data"),
+    PUBLIC_BASE_URL: z.url({ message: "must be an absolute URL" }).optional(),
+    ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
+    ACCESS_TOKEN_TTL_SECONDS: positiveInt.max(86_400, "must be at most 86400").default(3600),
+    WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
+    WEBHOOK_RETRY_SCHEDULE: schedule.default(parseSchedule(DEFAULT_RETRY_SCHEDULE)),
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
+    CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    ROLE: z.enum(["api", "worker", "all"]).default("all"),
+    /** Base64 32-byte key for secrets at rest; generated and stored in the database when absent. */
+    MASTER_KEY: z
+      .string()
+      .refine((v) => Buffer.from(v, "base64").length === 32, "must be 32 bytes, base64 encoded")
+      .optional(),
+    /** JSON array of private Ed25519 JWKs (with kid) to sign tokens with; generated and persisted when absent. */
+    JWT_PRIVATE_JWKS: z
+      .string()
+      .transform((value, ctx) => {
+        try {
+          const keys = JSON.parse(value) as unknown;
+          if (!Array.isArray(keys) || keys.some((k) => typeof k !== "object" || k === null || !("kid" in k) || !("d" in k))) throw new Error();
+          return keys as JWK[];
+        } catch {
+          ctx.addIssue({ code: "custom", message: "must be a JSON array of private JWKs, each with kid and d" });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+    /** Overrides of the published rate limits (requests per minute) for operators and benchmarks. */
+    RATE_LIMIT_SANDBOX_STORE: positiveInt.default(100),
+    RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
+    RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),
+    RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
+    /** Token requests per minute per client_id and source address; default 60. */
+    RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
+    /** Failed token requests per minute per source address before its token requests get 429; default 30. */
+    RATE_LIMIT_TOKEN_FAILURES_PER_ADDRESS: positiveInt.default(30),
+    /**
+     * Proxies in front of the API that append to X-Forwarded-For; the client's address is the entry that many hops
+     * from the right. Default 0: the socket's address, X-Forwarded-For ignored (a client could forge it).
+     */
+    TRUSTED_PROXY_HOPS: nonNegativeInt.max(10, "must be at most 10").default(0),
+    /** Slow secret hashes (scrypt, 16 MiB each) running at once per process; default 2. */
+    SECRET_HASH_CONCURRENCY: positiveInt.max(64, "must be at most 64").default(DEFAULT_HASHING.concurrency),
+    /** Secret hashes that may wait for a slot; more get 503 at once; default 32. */
+    SECRET_HASH_QUEUE: nonNegativeInt.default(DEFAULT_HASHING.queue),
+    /** How long a secret hash may wait for a slot before 503; default 2000 ms. */
+    SECRET_HASH_WAIT_MS: positiveInt.default(DEFAULT_HASHING.waitMs),
+    WORKER_CONCURRENCY: positiveInt.default(32),
+    /** Connections of each process's one database pool (requests, readiness, rate limits); default 10. */
+    DB_POOL_SIZE: positiveInt.default(10),
+    /** Longest wait for a free database connection before the request answers 503; default 2000. */
+    DB_CONNECTION_TIMEOUT_MS: positiveInt.default(2000),
+    /** Requests needing the database that one process serves at once; default DB_POOL_SIZE. */
+    HTTP_MAX_IN_FLIGHT: positiveInt.optional(),
+    /** Requests that may wait for one of those slots; beyond them 503 at once; default twice DB_POOL_SIZE. */
+    HTTP_MAX_QUEUED: z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").optional(),
+    /** Longest wait in that queue before 503; default 1000. */
+    HTTP_QUEUE_TIMEOUT_MS: positiveInt.default(1000),
+    /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
+    METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+    /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */
+    METRICS_PORT: port.optional(),
+    GRAPHQL_MAX_DEPTH: positiveInt.default(12),
+    GRAPHQL_MAX_COST: positiveInt.default(5000),
+    /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
+    /** A client that has not sent all its headers after this long gets 408 and a closed connection (default 15000). */
+    HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(15_000),
+    /** Nor the whole request, headers and body (default 30000); at least HTTP_HEADERS_TIMEOUT_MS. */
+    HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+    /** On SIGTERM, in-flight requests and jobs get this long to finish before the process exits anyway. */
+    SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
+  })
+  .superRefine((c, ctx) => {
+    // Node refuses to start a server whose header bound exceeds its request bound.
+    if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
+      ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
+    }
+  });
 
 type Parsed = z.infer<typeof envSchema>;
 export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED"> & { HTTP_MAX_IN_FLIGHT: number; HTTP_MAX_QUEUED: number; publicBaseUrl: string };

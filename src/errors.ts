@@ -47,7 +47,10 @@ export const notFound = (what: string, id: string) =>
 export const unprocessable = (detail: string, violations?: Violation[]) => new ApiError("UNPROCESSABLE_ENTITY", detail, violations);
 export const forbidden = (detail: string) => new ApiError("FORBIDDEN", detail);
 export const insufficientScope = (scope: string) =>
-  new ApiError("INSUFFICIENT_SCOPE", `This operation needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`);
+  new ApiError(
+    "INSUFFICIENT_SCOPE",
+    `This operation needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`,
+  );
 
 /** Overload or a database that cannot serve right now: the client retries after `Retry-After` seconds. */
 export const serviceUnavailable = (detail: string, retryAfterSeconds = 1) =>

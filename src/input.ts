@@ -24,7 +24,9 @@ export function unstorableText(value: unknown, path = ""): Violation[] {
   if (value === null || typeof value !== "object") return [];
   return Object.entries(value).flatMap(([key, item]) => {
     const at = path ? `${path}.${key}` : key;
-    return isStorableText(key) ? unstorableText(item, at) : [{ field: at, code: "INVALID_CHARACTER", message: "a field name contains a NUL character or an unpaired surrogate" }];
+    return isStorableText(key)
+      ? unstorableText(item, at)
+      : [{ field: at, code: "INVALID_CHARACTER", message: "a field name contains a NUL character or an unpaired surrogate" }];
   });
 }
 

@@ -25,7 +25,12 @@ export interface QueueVacuum {
   stop(): void;
 }
 
-export function startQueueVacuum(runner: Runner, pool: pg.Pool, log: Logger, { jobsPerVacuum = 5000, checkIntervalMs = 5000 }: QueueVacuumOptions = {}): QueueVacuum {
+export function startQueueVacuum(
+  runner: Runner,
+  pool: pg.Pool,
+  log: Logger,
+  { jobsPerVacuum = 5000, checkIntervalMs = 5000 }: QueueVacuumOptions = {},
+): QueueVacuum {
   let completed = 0;
   let running = false;
   runner.events.on("job:complete", () => void completed++);

@@ -12,7 +12,11 @@ import { guardPool } from "../src/db/pool.js";
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
   const pgPool = guardPool(
-    new pg.Pool({ connectionString: databaseUrl, max: services.config.WORKER_CONCURRENCY + 2, connectionTimeoutMillis: services.config.DB_CONNECTION_TIMEOUT_MS }),
+    new pg.Pool({
+      connectionString: databaseUrl,
+      max: services.config.WORKER_CONCURRENCY + 2,
+      connectionTimeoutMillis: services.config.DB_CONNECTION_TIMEOUT_MS,
+    }),
     log,
   );
   const recovery = await startCrashRecovery(services, databaseUrl);

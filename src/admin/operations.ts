@@ -37,7 +37,12 @@ export async function createStore(db: Tx, input: CreateStoreInput) {
   if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
   const base = input.slug ? slugify(input.slug) : slugify(input.name);
   for (let i = 0; i < 5; i++) {
-    const slug = i === 0 ? base : `${base}-${randomToken(3).toLowerCase().replace(/[^a-z0-9]/g, "x")}`;
+    const slug =
+      i === 0
+        ? base
+        : `${base}-${randomToken(3)
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, "x")}`;
     const taken = await db.store.findUnique({ where: { environment_slug: { environment: input.environment, slug } } });
     if (taken) {
       if (input.slug) throw new ApiError("CONFLICT", `slug "${slug}" is already used in ${input.environment}`);
@@ -59,7 +64,10 @@ export interface CreateApplicationInput {
 export async function createApplication(db: Tx, input: CreateApplicationInput) {
   const bad = input.scopes.filter((s) => !isScope(s));
   if (bad.length) {
-    throw invalidRequest(`Unknown scope(s): ${bad.join(", ")}`, bad.map((s) => ({ field: "scopes", code: "UNKNOWN_SCOPE", message: s })));
+    throw invalidRequest(
+      `Unknown scope(s): ${bad.join(", ")}`,
+      bad.map((s) => ({ field: "scopes", code: "UNKNOWN_SCOPE", message: s })),
+    );
   }
   if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
   const clientSecret = `cs_${randomToken(32)}`;
@@ -125,7 +133,9 @@ export interface StoreProfileChange {
 
 /** Changes a store's profile and reports it with store.updated, in the caller's transaction. */
 export async function updateStoreProfile(tx: Tx, storeId: string, change: StoreProfileChange) {
-  const fields = Object.entries(change).filter(([, v]) => v !== undefined).map(([k]) => k);
+  const fields = Object.entries(change)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
   if (fields.length === 0) throw invalidRequest("Nothing to change.", [{ field: "input", code: "REQUIRED", message: "send at least one field" }]);
   const { address, ...rest } = change;
   const store = await tx.store.update({

@@ -32,9 +32,7 @@ export interface TokenSettings {
 
 /** OAuth 2.0 client credentials, one token per active grant (docs/decisions.md, Tokens, applications and grants). */
 export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings, req: TokenRequest): Promise<TokenResponse> {
-  const missing = (["grant_type", "client_id", "client_secret"] as const).filter(
-    (f) => typeof req[f] !== "string" || req[f] === "",
-  );
+  const missing = (["grant_type", "client_id", "client_secret"] as const).filter((f) => typeof req[f] !== "string" || req[f] === "");
   if (missing.length > 0) {
     throw invalidRequest(
       `Missing or non-string field(s): ${missing.join(", ")}.`,

@@ -8,7 +8,14 @@ export const FLUSH_CATALOG_TASK = "flush_catalog_changes";
  * one catalog.updated per item and action. The flush job's key is per store and keeps its first run_at,
  * so the window starts at the first change and later changes join it.
  */
-export async function recordCatalogChange(tx: Tx, storeId: string, itemType: "product" | "category", itemId: string, action: string, windowMs: number): Promise<void> {
+export async function recordCatalogChange(
+  tx: Tx,
+  storeId: string,
+  itemType: "product" | "category",
+  itemId: string,
+  action: string,
+  windowMs: number,
+): Promise<void> {
   await tx.catalogChange.create({ data: { storeId, itemType, itemId, action } });
   await tx.$executeRaw`select graphile_worker.add_job(${FLUSH_CATALOG_TASK}, json_build_object('storeId', ${storeId}::text),
     run_at := now() + ${windowMs} * interval '1 millisecond', job_key := ${`catalog:${storeId}`}, job_key_mode := 'preserve_run_at')`;

@@ -41,11 +41,22 @@ class UsageError extends Error {}
 
 const commands: Record<string, (db: Db, flags: Flags) => Promise<{ json: unknown; text: string }>> = {
   "create-store": async (db, f) => {
-    const s = await createStore(db, { name: need(f, "name"), environment: environment(f), slug: f.slug as string | undefined, phone: f.phone as string | undefined });
-    return { json: { id: s.id, code: s.code, name: s.name, slug: s.slug, environment: s.environment }, text: `store ${s.id}\n  code (tenant_id): ${s.code}\n  name: ${s.name}\n  environment: ${s.environment}` };
+    const s = await createStore(db, {
+      name: need(f, "name"),
+      environment: environment(f),
+      slug: f.slug as string | undefined,
+      phone: f.phone as string | undefined,
+    });
+    return {
+      json: { id: s.id, code: s.code, name: s.name, slug: s.slug, environment: s.environment },
+      text: `store ${s.id}\n  code (tenant_id): ${s.code}\n  name: ${s.name}\n  environment: ${s.environment}`,
+    };
   },
   "create-application": async (db, f) => {
-    const scopes = need(f, "scopes").split(",").map((s) => s.trim()).filter(Boolean);
+    const scopes = need(f, "scopes")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     const { application: a, clientSecret } = await createApplication(db, { name: need(f, "name"), environment: environment(f), scopes });
     return {
       json: { id: a.id, clientId: a.clientId, clientSecret, environment: a.environment, scopes: a.scopes },
@@ -70,8 +81,16 @@ const commands: Record<string, (db: Db, flags: Flags) => Promise<{ json: unknown
     return { json: stores, text: stores.map((s) => `${s.id}  ${s.code}  ${s.environment.padEnd(10)}  ${s.name}`).join("\n") || "(no stores)" };
   },
   "list-applications": async (db) => {
-    const apps = await db.application.findMany({ orderBy: { createdAt: "asc" }, select: { id: true, clientId: true, name: true, environment: true, scopes: true, status: true } });
-    return { json: apps, text: apps.map((a) => `${a.clientId}  ${a.environment.padEnd(10)}  ${a.status.padEnd(8)}  ${a.name}  [${a.scopes.join(" ")}]`).join("\n") || "(no applications)" };
+    const apps = await db.application.findMany({
+      orderBy: { createdAt: "asc" },
+      select: { id: true, clientId: true, name: true, environment: true, scopes: true, status: true },
+    });
+    return {
+      json: apps,
+      text:
+        apps.map((a) => `${a.clientId}  ${a.environment.padEnd(10)}  ${a.status.padEnd(8)}  ${a.name}  [${a.scopes.join(" ")}]`).join("\n") ||
+        "(no applications)",
+    };
   },
 };
 
@@ -81,8 +100,14 @@ async function main(): Promise<number> {
     args: rest,
     strict: true,
     options: {
-      name: { type: "string" }, environment: { type: "string" }, slug: { type: "string" }, phone: { type: "string" },
-      scopes: { type: "string" }, "client-id": { type: "string" }, store: { type: "string" }, json: { type: "boolean" },
+      name: { type: "string" },
+      environment: { type: "string" },
+      slug: { type: "string" },
+      phone: { type: "string" },
+      scopes: { type: "string" },
+      "client-id": { type: "string" },
+      store: { type: "string" },
+      json: { type: "boolean" },
     },
   });
   const run = command ? commands[command] : undefined;

@@ -33,8 +33,19 @@ const NESTED_WHERE = new Set(["AND", "OR", "NOT", "some", "every", "none", "is",
 const VALUE_OPERATORS = new Set(["equals", "not", "lt", "lte", "gt", "gte", "in", "notIn", "contains", "startsWith", "endsWith"]);
 /** Scalar-list, JSON and full-text operators: their operands stay in the shape (see `operand`). */
 const LITERAL_OPERATORS = new Set([
-  "mode", "search", "has", "hasSome", "hasEvery", "isEmpty", "isSet",
-  "string_contains", "string_starts_with", "string_ends_with", "array_contains", "array_starts_with", "array_ends_with",
+  "mode",
+  "search",
+  "has",
+  "hasSome",
+  "hasEvery",
+  "isEmpty",
+  "isSet",
+  "string_contains",
+  "string_starts_with",
+  "string_ends_with",
+  "array_contains",
+  "array_starts_with",
+  "array_ends_with",
 ]);
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -39,14 +39,15 @@ const Grant = builder.prismaObject("Grant", {
   }),
 });
 
-const CreatedApplication = builder
-  .objectRef<{ application: { id: string }; clientSecret: string }>("CreatedApplication")
-  .implement({
-    fields: (t) => ({
-      application: t.prismaField({ type: Application, resolve: (query, parent, _a, ctx) => ctx.db.application.findUniqueOrThrow({ ...query, where: { id: parent.application.id } }) }),
-      clientSecret: t.exposeString("clientSecret", { description: "Shown once; only its hash is stored." }),
+const CreatedApplication = builder.objectRef<{ application: { id: string }; clientSecret: string }>("CreatedApplication").implement({
+  fields: (t) => ({
+    application: t.prismaField({
+      type: Application,
+      resolve: (query, parent, _a, ctx) => ctx.db.application.findUniqueOrThrow({ ...query, where: { id: parent.application.id } }),
     }),
-  });
+    clientSecret: t.exposeString("clientSecret", { description: "Shown once; only its hash is stored." }),
+  }),
+});
 
 const CreatedAdminKey = builder.objectRef<{ id: string; name: string; prefix: string; key: string }>("CreatedAdminKey").implement({
   fields: (t) => ({
@@ -83,7 +84,7 @@ const UpdateStoreInput = builder.inputType("UpdateStoreInput", {
     isActive: t.boolean(),
     status: t.field({ type: StoreStatusEnum }),
     address: t.field({ type: AddressInput }),
-    openingHours: t.field({ type: "JSON", description: "[{ dayOfWeek: 0..6, opens: \"HH:MM\", closes: \"HH:MM\" }]" }),
+    openingHours: t.field({ type: "JSON", description: '[{ dayOfWeek: 0..6, opens: "HH:MM", closes: "HH:MM" }]' }),
     publicSettings: t.field({ type: "JSON" }),
   }),
 });

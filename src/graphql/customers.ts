@@ -218,8 +218,10 @@ function checkCustomerFields(input: { name?: string | null; phone?: string | nul
   if ((creating || input.name !== undefined) && (!input.name?.trim() || input.name.length > 200)) {
     v.push({ field: "name", code: "INVALID_VALUE", message: "name must be 1 to 200 characters" });
   }
-  if (input.email != null && (!EMAIL.test(input.email) || input.email.length > 254)) v.push({ field: "email", code: "INVALID_FORMAT", message: "email must be an email address" });
-  if (input.phone != null && (input.phone.length > 40 || !/\d/.test(input.phone))) v.push({ field: "phone", code: "INVALID_FORMAT", message: "phone must be up to 40 characters with digits" });
+  if (input.email != null && (!EMAIL.test(input.email) || input.email.length > 254))
+    v.push({ field: "email", code: "INVALID_FORMAT", message: "email must be an email address" });
+  if (input.phone != null && (input.phone.length > 40 || !/\d/.test(input.phone)))
+    v.push({ field: "phone", code: "INVALID_FORMAT", message: "phone must be up to 40 characters with digits" });
   if (v.length) throw invalidRequest(`The customer failed validation: ${v.map((x) => x.message).join("; ")}.`, v);
 }
 
@@ -248,7 +250,8 @@ builder.mutationFields((t) => ({
       const id = requireUuid(args.id);
       const input = { name: args.input.name ?? undefined, phone: args.input.phone, email: args.input.email };
       if (args.input.name === null) throw invalidRequest("name cannot be null.", [{ field: "name", code: "INVALID_VALUE", message: "name cannot be null" }]);
-      if (Object.values(input).every((x) => x === undefined)) throw invalidRequest("Send at least one of name, phone, email.", [{ field: "body", code: "REQUIRED", message: "at least one field" }]);
+      if (Object.values(input).every((x) => x === undefined))
+        throw invalidRequest("Send at least one of name, phone, email.", [{ field: "body", code: "REQUIRED", message: "at least one field" }]);
       checkCustomerFields(input, false);
       return runCommand(ctx, async (tx) => {
         await updateCustomer(tx, storeId, id, input);

@@ -11,9 +11,7 @@ export interface QueryLimits {
 /** Reports a refused document as a validation error that names the limit it hit. */
 function refusal(limit: "depth" | "cost", max: number) {
   return (ctx: ValidationContext | null, error: GraphQLError): void => {
-    ctx?.reportError(
-      new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code: "INVALID_REQUEST", limit, max } }),
-    );
+    ctx?.reportError(new GraphQLError(error.message.replace(/^Syntax Error: /, ""), { extensions: { code: "INVALID_REQUEST", limit, max } }));
   };
 }
 

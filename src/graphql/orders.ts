@@ -55,7 +55,11 @@ builder.prismaObject("Payment", {
     method: t.exposeString("method", { description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" }),
     status: t.exposeString("status", { description: "PENDING, APPROVED, DECLINED or REFUNDED" }),
     value: t.float({ resolve: (p) => money(p.valueCents) }),
-    changeFor: t.float({ nullable: true, description: "Cash handed over, when change is needed", resolve: (p) => (p.changeForCents === null ? null : money(p.changeForCents)) }),
+    changeFor: t.float({
+      nullable: true,
+      description: "Cash handed over, when change is needed",
+      resolve: (p) => (p.changeForCents === null ? null : money(p.changeForCents)),
+    }),
   }),
 });
 
@@ -130,7 +134,8 @@ builder.queryFields((t) => ({
         sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
         findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
         // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
-        findMany: ({ after, orderBy, take }) => ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
+        findMany: ({ after, orderBy, take }) =>
+          ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
       });
     },
   }),
@@ -217,7 +222,11 @@ builder.mutationFields((t) => ({
       const { storeId } = tenantOf(ctx);
       if (input.customerId) requireUuid(input.customerId, "customerId");
       for (const [i, item] of input.items.entries()) requireUuid(item.productId, `items[${i}].productId`);
-      const order = { ...input, items: input.items.map((i) => ({ ...i, productId: String(i.productId) })), customerId: input.customerId ? String(input.customerId) : null };
+      const order = {
+        ...input,
+        items: input.items.map((i) => ({ ...i, productId: String(i.productId) })),
+        customerId: input.customerId ? String(input.customerId) : null,
+      };
       return runCommand(ctx, async (tx) => {
         const { id } = await createOrder(tx, storeId, order);
         return tx.order.findUniqueOrThrow({ ...query, where: { id } });

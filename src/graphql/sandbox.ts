@@ -8,7 +8,10 @@ import { generateSandboxOrder, SCENARIOS } from "../sandbox/scenarios.js";
 /** Sandbox tooling: any valid SANDBOX token, no scope needed. */
 
 export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
-  values: Object.fromEntries(SCENARIOS.map((s) => [s.toUpperCase(), { value: s }])) as Record<Uppercase<(typeof SCENARIOS)[number]>, { value: (typeof SCENARIOS)[number] }>,
+  values: Object.fromEntries(SCENARIOS.map((s) => [s.toUpperCase(), { value: s }])) as Record<
+    Uppercase<(typeof SCENARIOS)[number]>,
+    { value: (typeof SCENARIOS)[number] }
+  >,
 });
 
 const SeedResultRef = builder.objectRef<SeedResult>("SandboxSeedResult").implement({

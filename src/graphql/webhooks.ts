@@ -109,7 +109,11 @@ const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("Webhook
   fields: (t) => ({
     data: t.field({ type: [WebhookDelivery], resolve: (p) => p.data }),
     hasMore: t.boolean({ resolve: (p) => p.pagination.hasMore }),
-    nextCursor: t.string({ nullable: true, description: "Pass as `cursor` for the next page; null on the last page.", resolve: (p) => p.pagination.nextCursor }),
+    nextCursor: t.string({
+      nullable: true,
+      description: "Pass as `cursor` for the next page; null on the last page.",
+      resolve: (p) => p.pagination.nextCursor,
+    }),
   }),
 });
 

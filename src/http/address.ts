@@ -11,7 +11,10 @@ export function addressKey(address: string): string {
   if (isIP(address.replace(/%.*$/, "")) !== 6) return address;
   const canonical = canonicalIPv6(address);
   if (canonical === null) return address;
-  return `${ipv6Groups(canonical).slice(0, 4).map((g) => g.toString(16)).join(":")}::/64`;
+  return `${ipv6Groups(canonical)
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(":")}::/64`;
 }
 
 /**

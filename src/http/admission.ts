@@ -89,6 +89,8 @@ export class Admission {
 
   private shed(reason: ShedReason): Error {
     this.onShed(reason);
-    return serviceUnavailable(reason === "queue_full" ? "The service is at capacity." : "The service is at capacity; the request waited too long for its turn.");
+    return serviceUnavailable(
+      reason === "queue_full" ? "The service is at capacity." : "The service is at capacity; the request waited too long for its turn.",
+    );
   }
 }

@@ -25,7 +25,12 @@ export function graphqlErrorOf(error: unknown, requestId: string, log: Services[
   if (known) {
     if (!(original instanceof ApiError)) log.warn({ err: original, requestId }, "database unavailable: answered SERVICE_UNAVAILABLE");
     return new GraphQLError(known.detail, {
-      extensions: { code: known.code, status: ERROR_CATALOG[known.code].status, errors: known.violations, ...(known.headers ? { http: { headers: known.headers } } : {}) },
+      extensions: {
+        code: known.code,
+        status: ERROR_CATALOG[known.code].status,
+        errors: known.violations,
+        ...(known.headers ? { http: { headers: known.headers } } : {}),
+      },
     });
   }
   // graphql's own errors about the request, including a variable a scalar refused (an Int out of range, a
@@ -48,10 +53,7 @@ function useStorableText(log: Services["log"]): Plugin {
 }
 
 /** The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection for admins only. */
-export function createGraphqlServer(
-  services: Services,
-  schema: GraphQLSchema,
-): YogaServerInstance<GraphqlServerContext, Context> {
+export function createGraphqlServer(services: Services, schema: GraphQLSchema): YogaServerInstance<GraphqlServerContext, Context> {
   return createYoga<GraphqlServerContext, Context>({
     schema,
     graphqlEndpoint: "/graphql",

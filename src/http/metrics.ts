@@ -49,7 +49,12 @@ export class Metrics {
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({ name: "http_requests_total", help: "HTTP requests by route template and status.", labelNames: ["method", "route", "status"], registers });
+    this.requests = new Counter({
+      name: "http_requests_total",
+      help: "HTTP requests by route template and status.",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
     this.duration = new Histogram({
       name: "http_request_duration_seconds",
       help: "HTTP request latency by route template and status.",
@@ -57,8 +62,18 @@ export class Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.refusals = new Counter({ name: "rate_limit_rejections_total", help: "Requests refused with 429, by the limit that refused them.", labelNames: ["subject"], registers });
-    this.jobs = new Counter({ name: "worker_jobs_total", help: "Jobs run by this process's worker, by task and outcome.", labelNames: ["task", "outcome"], registers });
+    this.refusals = new Counter({
+      name: "rate_limit_rejections_total",
+      help: "Requests refused with 429, by the limit that refused them.",
+      labelNames: ["subject"],
+      registers,
+    });
+    this.jobs = new Counter({
+      name: "worker_jobs_total",
+      help: "Jobs run by this process's worker, by task and outcome.",
+      labelNames: ["task", "outcome"],
+      registers,
+    });
     this.shedCount = new Counter({
       name: "http_requests_shed_total",
       help: "Requests refused with 503 because the process was at capacity: queue_full (refused at once) or queue_timeout (waited too long).",
@@ -195,8 +210,22 @@ export class Metrics {
   /** Reports how many requests run and wait under the admission limit. */
   watchAdmission(admission: Admission): void {
     const registers = [this.registry];
-    new Gauge({ name: "http_requests_in_flight", help: "Requests needing the database that run now.", registers, collect() { this.set(admission.inFlight); } });
-    new Gauge({ name: "http_requests_queued", help: "Requests needing the database that wait for a slot.", registers, collect() { this.set(admission.queued); } });
+    new Gauge({
+      name: "http_requests_in_flight",
+      help: "Requests needing the database that run now.",
+      registers,
+      collect() {
+        this.set(admission.inFlight);
+      },
+    });
+    new Gauge({
+      name: "http_requests_queued",
+      help: "Requests needing the database that wait for a slot.",
+      registers,
+      collect() {
+        this.set(admission.queued);
+      },
+    });
   }
 
   rateLimited(subject: SubjectKind): void {

@@ -34,7 +34,9 @@ export function apiErrorOf(err: unknown): ApiError | null {
 
 /** The one problem-details builder (RFC 9457). Unknown errors become a bare 500. */
 export function toProblem(err: unknown, ctx: ProblemContext): { problem: Problem; headers: Record<string, string> } {
-  const e = apiErrorOf(err) ?? new ApiError("INTERNAL_SERVER_ERROR", `Something went wrong on our side. Retry with backoff; if it persists, quote traceId ${ctx.traceId} to support.`);
+  const e =
+    apiErrorOf(err) ??
+    new ApiError("INTERNAL_SERVER_ERROR", `Something went wrong on our side. Retry with backoff; if it persists, quote traceId ${ctx.traceId} to support.`);
   const entry = ERROR_CATALOG[e.code];
   const problem: Problem = {
     type: `${ctx.baseUrl}/errors/${e.code}`,

@@ -59,13 +59,16 @@ function checkShape(input: NewOrder): void {
   const v: Violation[] = [];
   if (input.items.length < 1 || input.items.length > 100) v.push({ field: "items", code: "OUT_OF_RANGE", message: "items must hold 1 to 100 entries" });
   input.items.forEach((item, i) => {
-    if (!Number.isInteger(item.quantity) || item.quantity < 1 || item.quantity > 999) v.push({ field: `items[${i}].quantity`, code: "OUT_OF_RANGE", message: "quantity must be an integer from 1 to 999" });
+    if (!Number.isInteger(item.quantity) || item.quantity < 1 || item.quantity > 999)
+      v.push({ field: `items[${i}].quantity`, code: "OUT_OF_RANGE", message: "quantity must be an integer from 1 to 999" });
     (item.additionals ?? []).forEach((a, j) => {
-      if (!Number.isInteger(a.quantity) || a.quantity < 1 || a.quantity > 99) v.push({ field: `items[${i}].additionals[${j}].quantity`, code: "OUT_OF_RANGE", message: "quantity must be an integer from 1 to 99" });
+      if (!Number.isInteger(a.quantity) || a.quantity < 1 || a.quantity > 99)
+        v.push({ field: `items[${i}].additionals[${j}].quantity`, code: "OUT_OF_RANGE", message: "quantity must be an integer from 1 to 99" });
     });
   });
   (input.payments ?? []).forEach((p, i) => {
-    if (!(PAYMENT_METHODS as readonly string[]).includes(p.method)) v.push({ field: `payments[${i}].method`, code: "INVALID_VALUE", message: `method must be one of ${PAYMENT_METHODS.join(", ")}` });
+    if (!(PAYMENT_METHODS as readonly string[]).includes(p.method))
+      v.push({ field: `payments[${i}].method`, code: "INVALID_VALUE", message: `method must be one of ${PAYMENT_METHODS.join(", ")}` });
     const value = amountViolation(`payments[${i}].value`, p.value);
     const change = p.changeFor == null ? null : amountViolation(`payments[${i}].changeFor`, p.changeFor);
     if (value) v.push(value);
@@ -82,13 +85,19 @@ function checkShape(input: NewOrder): void {
 export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string }> {
   checkShape(input);
   if (input.customerId && input.customer) {
-    throw invalidRequest("Send customerId or customer, not both.", [{ field: "customer", code: "CONFLICTING_FIELDS", message: "send customerId or customer, not both" }]);
+    throw invalidRequest("Send customerId or customer, not both.", [
+      { field: "customer", code: "CONFLICTING_FIELDS", message: "send customerId or customer, not both" },
+    ]);
   }
   if (input.type === "DELIVERY" && !input.deliveryAddress) {
-    throw invalidRequest("A DELIVERY order needs a deliveryAddress.", [{ field: "deliveryAddress", code: "REQUIRED", message: "required for DELIVERY orders" }]);
+    throw invalidRequest("A DELIVERY order needs a deliveryAddress.", [
+      { field: "deliveryAddress", code: "REQUIRED", message: "required for DELIVERY orders" },
+    ]);
   }
   if (input.type === "PICKUP" && input.deliveryAddress) {
-    throw invalidRequest("A PICKUP order has no deliveryAddress.", [{ field: "deliveryAddress", code: "NOT_ALLOWED", message: "only DELIVERY orders have one" }]);
+    throw invalidRequest("A PICKUP order has no deliveryAddress.", [
+      { field: "deliveryAddress", code: "NOT_ALLOWED", message: "only DELIVERY orders have one" },
+    ]);
   }
 
   const [seq] = await tx.$queryRaw<{ orderSeq: number; publicSettings: Prisma.JsonValue }[]>`
@@ -105,12 +114,21 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     const product = byId.get(item.productId);
     if (!product?.isActive) {
       const code = product ? "PRODUCT_INACTIVE" : "UNKNOWN_PRODUCT";
-      violations.push({ field: `items[${i}].productId`, code, message: product ? `product ${item.productId} is paused` : `no product ${item.productId} in this store's catalog` });
+      violations.push({
+        field: `items[${i}].productId`,
+        code,
+        message: product ? `product ${item.productId} is paused` : `no product ${item.productId} in this store's catalog`,
+      });
       return null;
     }
     const additionals = (item.additionals ?? []).map((a, j) => {
       const found = product.additionals.find((x) => x.name.toLowerCase() === a.name.toLowerCase() && x.isAvailable);
-      if (!found) violations.push({ field: `items[${i}].additionals[${j}].name`, code: "UNKNOWN_ADDITIONAL", message: `"${a.name}" is not an available additional of ${product.name}` });
+      if (!found)
+        violations.push({
+          field: `items[${i}].additionals[${j}].name`,
+          code: "UNKNOWN_ADDITIONAL",
+          message: `"${a.name}" is not an available additional of ${product.name}`,
+        });
       return { name: found?.name ?? a.name, quantity: a.quantity, priceCents: found?.priceCents ?? 0 };
     });
     const unitWithAdditions = product.priceCents + additionals.reduce((s, a) => s + a.priceCents * a.quantity, 0);
@@ -138,7 +156,11 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     runningCents += item?.totalCents ?? 0;
     if (runningCents > MAX_AMOUNT_CENTS) {
       const field = `items[${i}].quantity`;
-      violations.push({ field, code: "AMOUNT_TOO_LARGE", message: `with ${field} the order total exceeds ${MAX_AMOUNT}, the largest amount an order can hold` });
+      violations.push({
+        field,
+        code: "AMOUNT_TOO_LARGE",
+        message: `with ${field} the order total exceeds ${MAX_AMOUNT}, the largest amount an order can hold`,
+      });
       break;
     }
   }
@@ -149,7 +171,12 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     if (p.changeFor != null && (p.method !== "CASH" || toCents(p.changeFor) < toCents(p.value))) {
       violations.push({ field: `payments[${i}].changeFor`, code: "INVALID_CHANGE", message: "changeFor is for CASH payments and must be at least the value" });
     }
-    return { method: p.method, status: p.status ?? paymentStatusFor(p.method), valueCents: toCents(p.value), changeForCents: p.changeFor == null ? null : toCents(p.changeFor) };
+    return {
+      method: p.method,
+      status: p.status ?? paymentStatusFor(p.method),
+      valueCents: toCents(p.value),
+      changeForCents: p.changeFor == null ? null : toCents(p.changeFor),
+    };
   });
   const paid = payments.reduce((s, p) => s + p.valueCents, 0);
   if (payments.length > 0 && paid !== totalCents) {

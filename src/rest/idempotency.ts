@@ -60,7 +60,9 @@ function recordable(e: unknown): e is ApiError {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function stillRunning(): ApiError {
-  return new ApiError("CONFLICT", "A request with this Idempotency-Key is still being processed. Retry shortly with the same key.", undefined, { "retry-after": "1" });
+  return new ApiError("CONFLICT", "A request with this Idempotency-Key is still being processed. Retry shortly with the same key.", undefined, {
+    "retry-after": "1",
+  });
 }
 
 const expiry = () => new Date(Date.now() + RETENTION_MS);

@@ -59,8 +59,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
   },
   TokenRequest: {
     type: "object",
-    description:
-      "`client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
+    description: "`client_id` and `client_secret` travel here or in HTTP Basic client authentication (RFC 6749 §2.3.1); one of the two is required.",
     required: ["grant_type"],
     properties: {
       grant_type: { type: "string", enum: ["client_credentials"] },
@@ -190,8 +189,7 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
   },
 };
 
-export const problems = (statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [String(s), ref("responses", `Problem${s}`)]));
+export const problems = (statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), ref("responses", `Problem${s}`)]));
 
 /** Operations served outside the route table; `first` ones precede the route table in the document. */
 export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first: boolean; operation: JsonSchema }[] = [

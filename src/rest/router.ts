@@ -46,12 +46,10 @@ export type RouteMiddleware = (
 
 function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
   const paramNames: string[] = [];
-  const source = template
-    .replace(/[.*+?^$()|[\]\\]/g, "\\$&")
-    .replace(/\{(\w+)\}/g, (_m, name: string) => {
-      paramNames.push(name);
-      return "([^/]+)";
-    });
+  const source = template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_m, name: string) => {
+    paramNames.push(name);
+    return "([^/]+)";
+  });
   return { pattern: new RegExp(`^${source}$`), paramNames };
 }
 
@@ -60,7 +58,9 @@ function decodeSegment(name: string, raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw invalidRequest(`The path parameter ${name} is not validly percent-encoded.`, [{ field: name, code: "INVALID_FORMAT", message: `${name} is not validly percent-encoded` }]);
+    throw invalidRequest(`The path parameter ${name} is not validly percent-encoded.`, [
+      { field: name, code: "INVALID_FORMAT", message: `${name} is not validly percent-encoded` },
+    ]);
   }
 }
 

@@ -137,12 +137,26 @@ export const PaymentSchema: JsonSchema = {
 export const OrderSchema: JsonSchema = {
   type: "object",
   required: [
-    "id", "displayId", "orderNumber", "status", "type", "subtotal", "deliveryFee", "discount", "total", "totalAmount",
-    "customer", "deliveryAddress", "items", "payments", "createdAt", "updatedAt",
+    "id",
+    "displayId",
+    "orderNumber",
+    "status",
+    "type",
+    "subtotal",
+    "deliveryFee",
+    "discount",
+    "total",
+    "totalAmount",
+    "customer",
+    "deliveryAddress",
+    "items",
+    "payments",
+    "createdAt",
+    "updatedAt",
   ],
   properties: {
     id: uuid,
-    displayId: { type: "string", description: "orderNumber as a string, e.g. \"1042\"" },
+    displayId: { type: "string", description: 'orderNumber as a string, e.g. "1042"' },
     orderNumber: { type: "integer", description: "Per-store sequence number" },
     status: { type: "string", enum: [...ORDER_STATUSES] },
     type: { type: "string", enum: [...ORDER_TYPES] },
@@ -256,7 +270,12 @@ export const ProductDetailSchema: JsonSchema = {
 /* Request bodies. Unknown fields are ignored, so a client may send an item's unitPrice
    or total: prices always come from the catalog. */
 
-const shortText = (max: number, description?: string): JsonSchema => ({ type: "string", minLength: 1, maxLength: max, ...(description ? { description } : {}) });
+const shortText = (max: number, description?: string): JsonSchema => ({
+  type: "string",
+  minLength: 1,
+  maxLength: max,
+  ...(description ? { description } : {}),
+});
 /** Stored as int4 cents, hence the maximum. */
 const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01 };
 
@@ -437,7 +456,20 @@ export const WebhookSecretRotatedSchema: JsonSchema = {
 
 export const WebhookDeliverySchema: JsonSchema = {
   type: "object",
-  required: ["id", "eventId", "eventType", "tenantId", "status", "httpStatus", "attempts", "lastAttemptAt", "nextAttemptAt", "lastError", "requestDurationMs", "endpointId"],
+  required: [
+    "id",
+    "eventId",
+    "eventType",
+    "tenantId",
+    "status",
+    "httpStatus",
+    "attempts",
+    "lastAttemptAt",
+    "nextAttemptAt",
+    "lastError",
+    "requestDurationMs",
+    "endpointId",
+  ],
   properties: {
     id: uuid,
     eventId: { type: "string", description: "Same on every attempt and replay: deduplicate on it" },

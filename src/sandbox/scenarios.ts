@@ -6,7 +6,15 @@ import { seedSandboxStore } from "./seed.js";
 export const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
-const ADDRESS = { street: "Rua Augusta", number: "1500", neighborhood: "Consolação", city: "São Paulo", state: "SP", postalCode: "01304-001", complement: "Apto 42" };
+const ADDRESS = {
+  street: "Rua Augusta",
+  number: "1500",
+  neighborhood: "Consolação",
+  city: "São Paulo",
+  state: "SP",
+  postalCode: "01304-001",
+  complement: "Apto 42",
+};
 const FIRST_NAMES = ["Diego", "Elisa", "Fábio", "Gabriela", "Heitor", "Isabela", "João", "Larissa"];
 
 /**

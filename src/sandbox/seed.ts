@@ -18,14 +18,23 @@ const CATALOG: { name: string; products: SeedProduct[] }[] = [
         name: "Margherita",
         description: "Tomato, mozzarella and basil",
         price: 42.9,
-        variations: [{ name: "Medium", price: 42.9 }, { name: "Large", price: 54.9 }],
-        additionals: [{ name: "Extra cheese", price: 6.5, maxChoices: 2 }, { name: "Stuffed crust", price: 9 }],
+        variations: [
+          { name: "Medium", price: 42.9 },
+          { name: "Large", price: 54.9 },
+        ],
+        additionals: [
+          { name: "Extra cheese", price: 6.5, maxChoices: 2 },
+          { name: "Stuffed crust", price: 9 },
+        ],
       },
       {
         name: "Pepperoni",
         description: "Pepperoni and mozzarella",
         price: 49.9,
-        variations: [{ name: "Medium", price: 49.9 }, { name: "Large", price: 61.9 }],
+        variations: [
+          { name: "Medium", price: 49.9 },
+          { name: "Large", price: 61.9 },
+        ],
         additionals: [{ name: "Extra cheese", price: 6.5, maxChoices: 2 }],
       },
     ],
@@ -33,14 +42,30 @@ const CATALOG: { name: string; products: SeedProduct[] }[] = [
   {
     name: "Burgers",
     products: [
-      { name: "Classic Burger", description: "Beef patty, cheddar, lettuce, tomato", price: 32.5, additionals: [{ name: "Bacon", price: 5, maxChoices: 2 }, { name: "Fried egg", price: 3.5 }] },
+      {
+        name: "Classic Burger",
+        description: "Beef patty, cheddar, lettuce, tomato",
+        price: 32.5,
+        additionals: [
+          { name: "Bacon", price: 5, maxChoices: 2 },
+          { name: "Fried egg", price: 3.5 },
+        ],
+      },
       { name: "Veggie Burger", description: "Chickpea patty, vegan mayo", price: 29.9, additionals: [{ name: "Avocado", price: 4 }] },
     ],
   },
   {
     name: "Drinks",
     products: [
-      { name: "Lemonade", description: "Fresh lemonade, 500 ml", price: 9.9, variations: [{ name: "Sugar", price: 9.9 }, { name: "No sugar", price: 9.9 }] },
+      {
+        name: "Lemonade",
+        description: "Fresh lemonade, 500 ml",
+        price: 9.9,
+        variations: [
+          { name: "Sugar", price: 9.9 },
+          { name: "No sugar", price: 9.9 },
+        ],
+      },
       { name: "Cola", description: "Can, 350 ml", price: 6.5 },
     ],
   },
@@ -81,7 +106,9 @@ export async function seedSandboxStore(tx: Tx, storeId: string): Promise<SeedRes
           priceCents: cents(p.price),
           image: `https://images.example.com/sandbox/${p.name.toLowerCase().replace(/\W+/g, "-")}.jpg`,
           variations: { create: (p.variations ?? []).map((v, i) => ({ name: v.name, priceCents: cents(v.price), position: i })) },
-          additionals: { create: (p.additionals ?? []).map((a, i) => ({ name: a.name, priceCents: cents(a.price), maxChoices: a.maxChoices ?? 1, position: i })) },
+          additionals: {
+            create: (p.additionals ?? []).map((a, i) => ({ name: a.name, priceCents: cents(a.price), maxChoices: a.maxChoices ?? 1, position: i })),
+          },
         },
       });
     }

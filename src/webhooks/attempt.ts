@@ -84,7 +84,8 @@ async function explainUnclaimed(services: Services, req: AttemptRequest): Promis
   const row = rows[0];
   if (!row) return { kind: "skipped", reason: "gone" };
   if (req.trigger === "SCHEDULED") {
-    const due = (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt !== null && row.nextAttemptAt.getTime() === parseInstant(req.dueAt)?.getTime();
+    const due =
+      (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt !== null && row.nextAttemptAt.getTime() === parseInstant(req.dueAt)?.getTime();
     if (!due) return { kind: "skipped", reason: "not due" };
     if (row.endpointStatus === "INACTIVE") {
       // INACTIVE endpoints receive nothing: the retry chain ends here; a replay can send it once re-enabled.
@@ -99,10 +100,10 @@ async function explainUnclaimed(services: Services, req: AttemptRequest): Promis
     return { kind: "busy", retryAt: new Date((row.lastAttemptAt?.getTime() ?? Date.now()) + lease) };
   }
   // A replay whose endpoint was disabled after it was requested: leave PENDING for what it was before.
-  await services.pool.query(
-    `update "WebhookDelivery" set status = 'FAILED', "lastError" = $2, "updatedAt" = now() where id = $1 and status = 'PENDING'`,
-    [req.deliveryId, ENDPOINT_INACTIVE_ERROR],
-  );
+  await services.pool.query(`update "WebhookDelivery" set status = 'FAILED', "lastError" = $2, "updatedAt" = now() where id = $1 and status = 'PENDING'`, [
+    req.deliveryId,
+    ENDPOINT_INACTIVE_ERROR,
+  ]);
   return { kind: "skipped", reason: "endpoint inactive" };
 }
 
@@ -279,7 +280,11 @@ const recorders = new WeakMap<pg.Pool, DataLoader<RecordRow, number | null>>();
 function recorder(pool: pg.Pool): DataLoader<RecordRow, number | null> {
   let loader = recorders.get(pool);
   if (!loader) {
-    loader = new DataLoader((rows) => recordBatch(pool, rows), { cache: false, maxBatchSize: 200, batchScheduleFn: (run) => setTimeout(run, RECORD_WINDOW_MS) });
+    loader = new DataLoader((rows) => recordBatch(pool, rows), {
+      cache: false,
+      maxBatchSize: 200,
+      batchScheduleFn: (run) => setTimeout(run, RECORD_WINDOW_MS),
+    });
     recorders.set(pool, loader);
   }
   return loader;

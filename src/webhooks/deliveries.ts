@@ -26,7 +26,9 @@ function inactive(endpointId: string) {
 export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly string[], readBack: (ids: string[]) => Promise<T>): Promise<T> {
   const unique = [...new Set(ids)];
   if (unique.length === 0 || unique.length > MAX_REPLAY_BATCH) {
-    throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [{ field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` }]);
+    throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [
+      { field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` },
+    ]);
   }
   const found = await tx.webhookDelivery.findMany({
     where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
@@ -65,7 +67,10 @@ export async function sendTestEvent(services: Services, owner: Owner, endpointId
   if (endpoint.status === "INACTIVE") throw inactive(endpoint.id);
 
   const deliveryId = await services.db.$transaction(async (tx) => {
-    const event = await tx.event.create({ data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } }, select: { id: true } });
+    const event = await tx.event.create({
+      data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } },
+      select: { id: true },
+    });
     const delivery = await tx.webhookDelivery.create({
       data: { eventId: event.id, endpointId: endpoint.id, applicationId: endpoint.applicationId, storeId: endpoint.storeId, eventType: TEST_EVENT_TYPE },
       select: { id: true },

@@ -31,7 +31,11 @@ function checkEvents(events: readonly string[]): EventType[] {
   if (events.length === 0) violations.push({ field: "events", code: "TOO_FEW", message: "events must list at least one event type" });
   events.forEach((e, i) => {
     if (!isEventType(e)) {
-      violations.push({ field: `events[${i}]`, code: "UNKNOWN_EVENT_TYPE", message: `"${e}" is not a subscribable event type; use one of ${Object.keys(EVENT_SCOPES).join(", ")}` });
+      violations.push({
+        field: `events[${i}]`,
+        code: "UNKNOWN_EVENT_TYPE",
+        message: `"${e}" is not a subscribable event type; use one of ${Object.keys(EVENT_SCOPES).join(", ")}`,
+      });
     }
   });
   if (violations.length) throw invalidRequest(violations.map((v) => v.message).join("; "), violations);
@@ -41,7 +45,9 @@ function checkEvents(events: readonly string[]): EventType[] {
 
 async function checkUrl(services: Services, principal: PartnerPrincipal, url: string): Promise<void> {
   if (url.length > MAX_URL_LENGTH) {
-    throw invalidRequest(`url is longer than ${MAX_URL_LENGTH} characters.`, [{ field: "url", code: "TOO_LONG", message: `url must be at most ${MAX_URL_LENGTH} characters` }]);
+    throw invalidRequest(`url is longer than ${MAX_URL_LENGTH} characters.`, [
+      { field: "url", code: "TOO_LONG", message: `url must be at most ${MAX_URL_LENGTH} characters` },
+    ]);
   }
   const check = await checkWebhookUrl(url, { environment: principal.environment, allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
   if (check.ok) return;

@@ -9,9 +9,7 @@ export const DELIVER_TASK = "deliver_webhook";
  * the `dueAt` it was scheduled for: the delivery's `nextAttemptAt` must still equal it, which is what makes
  * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain.
  */
-export type DeliverPayload =
-  | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string }
-  | { deliveryId: string; trigger: "REPLAY" };
+export type DeliverPayload = { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string } | { deliveryId: string; trigger: "REPLAY" };
 
 declare global {
   namespace GraphileWorker {

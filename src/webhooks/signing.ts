@@ -5,9 +5,7 @@ import { createHmac } from "node:crypto";
  * (including the `whsec_` prefix) so receivers can use the secret verbatim.
  */
 export function computeSignature(secret: string, timestampSeconds: number, rawBody: string): string {
-  return createHmac("sha256", Buffer.from(secret, "utf8"))
-    .update(`${timestampSeconds}.${rawBody}`, "utf8")
-    .digest("hex");
+  return createHmac("sha256", Buffer.from(secret, "utf8")).update(`${timestampSeconds}.${rawBody}`, "utf8").digest("hex");
 }
 
 /**

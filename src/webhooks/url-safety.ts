@@ -16,9 +16,7 @@ export interface CheckWebhookUrlOptions {
   resolve?: HostResolver;
 }
 
-export type WebhookUrlCheckResult =
-  | { ok: true; url: URL; addresses: string[] }
-  | { ok: false; code: WebhookUrlErrorCode; message: string };
+export type WebhookUrlCheckResult = { ok: true; url: URL; addresses: string[] } | { ok: false; code: WebhookUrlErrorCode; message: string };
 
 const defaultResolve: HostResolver = async (host) => {
   // verbatim keeps the resolver's order, so the address we pin is the one a normal client would try first.
@@ -57,7 +55,7 @@ function range(label: string, family: "ipv4" | "ipv6", cidrs: readonly string[])
 // IANA special-purpose registry entries that a public webhook receiver can never legitimately use.
 const IPV4_BLOCKED: readonly Range[] = [
   range("loopback", "ipv4", ["127.0.0.0/8"]),
-  range("unspecified (\"this network\")", "ipv4", ["0.0.0.0/8"]),
+  range('unspecified ("this network")', "ipv4", ["0.0.0.0/8"]),
   range("private", "ipv4", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]),
   range("link-local", "ipv4", ["169.254.0.0/16"]),
   range("carrier-grade NAT (shared address space)", "ipv4", ["100.64.0.0/10"]),
@@ -92,9 +90,7 @@ function embeddedIPv4(canonical: string): string {
   return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
 }
 
-export type AddressVerdict =
-  | { blocked: false }
-  | { blocked: true; reason: string; metadata: boolean };
+export type AddressVerdict = { blocked: false } | { blocked: true; reason: string; metadata: boolean };
 
 /**
  * Classifies one resolved IP address. IPv4-mapped and NAT64 IPv6 addresses are judged by the
@@ -195,10 +191,7 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
       );
     }
     if (addresses.length === 0 || addresses.some((a) => isIP(a.split("%")[0] ?? "") === 0)) {
-      return fail(
-        "UNRESOLVABLE_HOST",
-        `The host "${host}" did not resolve to any usable IP address. Make sure it has a public DNS A or AAAA record.`,
-      );
+      return fail("UNRESOLVABLE_HOST", `The host "${host}" did not resolve to any usable IP address. Make sure it has a public DNS A or AAAA record.`);
     }
   }
 

@@ -25,7 +25,12 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 /** POST /partner/auth/token from `localAddress`, on a connection of its own. */
-function requestToken(localAddress: string, clientId: string, clientSecret: string, extraHeaders: Record<string, string> = {}): Promise<ApiResponse<Record<string, unknown>>> {
+function requestToken(
+  localAddress: string,
+  clientId: string,
+  clientSecret: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<ApiResponse<Record<string, unknown>>> {
   const body = JSON.stringify({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret });
   const headers = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...extraHeaders };
   return new Promise((resolve, reject) => {

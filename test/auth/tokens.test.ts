@@ -29,13 +29,26 @@ describe("token endpoint", () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(res.body).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "merchant:read orders:read", tenant_id: tenant.storeCode, environment: "SANDBOX" });
+    expect(res.body).toMatchObject({
+      token_type: "Bearer",
+      expires_in: 3600,
+      scope: "merchant:read orders:read",
+      tenant_id: tenant.storeCode,
+      environment: "SANDBOX",
+    });
     const token = (res.body as { access_token: string }).access_token;
     const header = decodeProtectedHeader(token);
     expect(header.alg).toBe("EdDSA");
     expect(typeof header.kid).toBe("string");
     const claims = decodeJwt(token);
-    expect(claims).toMatchObject({ iss: "http://api.test.local", aud: "partner-api", sub: tenant.clientId, tenant_id: tenant.storeCode, environment: "SANDBOX", scope: "merchant:read orders:read" });
+    expect(claims).toMatchObject({
+      iss: "http://api.test.local",
+      aud: "partner-api",
+      sub: tenant.clientId,
+      tenant_id: tenant.storeCode,
+      environment: "SANDBOX",
+      scope: "merchant:read orders:read",
+    });
     expect(typeof claims.jti).toBe("string");
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
   });
@@ -59,14 +72,20 @@ describe("token endpoint", () => {
   });
 
   it("answers 401 INVALID_CLIENT for a wrong secret or unknown client", async () => {
-    const wrong = await call(app, "POST", "/partner/auth/token", { body: { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: "nope" } });
+    const wrong = await call(app, "POST", "/partner/auth/token", {
+      body: { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: "nope" },
+    });
     expectProblem(wrong, 401, "INVALID_CLIENT");
-    const unknown = await call(app, "POST", "/partner/auth/token", { body: { grant_type: "client_credentials", client_id: "sbx_unknown", client_secret: "nope" } });
+    const unknown = await call(app, "POST", "/partner/auth/token", {
+      body: { grant_type: "client_credentials", client_id: "sbx_unknown", client_secret: "nope" },
+    });
     expectProblem(unknown, 401, "INVALID_CLIENT");
   });
 
   it("answers 400 INVALID_REQUEST for a bad grant_type, missing fields or broken JSON", async () => {
-    const grant = await call(app, "POST", "/partner/auth/token", { body: { grant_type: "password", client_id: tenant.clientId, client_secret: tenant.clientSecret } });
+    const grant = await call(app, "POST", "/partner/auth/token", {
+      body: { grant_type: "password", client_id: tenant.clientId, client_secret: tenant.clientSecret },
+    });
     expectProblem(grant, 400, "INVALID_REQUEST");
     expect((grant.body as { errors: { field: string }[] }).errors[0].field).toBe("grant_type");
     const missing = await call(app, "POST", "/partner/auth/token", { body: { grant_type: "client_credentials" } });
@@ -94,7 +113,9 @@ describe("token endpoint", () => {
 
   it("answers 403 FORBIDDEN for an Application with no grant", async () => {
     const { application, clientSecret } = await createApplication(app.services.db, { name: "lonely", environment: "SANDBOX", scopes: [] });
-    const res = await call(app, "POST", "/partner/auth/token", { body: { grant_type: "client_credentials", client_id: application.clientId, client_secret: clientSecret } });
+    const res = await call(app, "POST", "/partner/auth/token", {
+      body: { grant_type: "client_credentials", client_id: application.clientId, client_secret: clientSecret },
+    });
     expectProblem(res, 403, "FORBIDDEN");
   });
 
@@ -160,7 +181,9 @@ describe("the 401/403 matrix", () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(status).toBe(403);
-    const again = await call(app, "POST", "/partner/auth/token", { body: { grant_type: "client_credentials", client_id: t.clientId, client_secret: t.clientSecret } });
+    const again = await call(app, "POST", "/partner/auth/token", {
+      body: { grant_type: "client_credentials", client_id: t.clientId, client_secret: t.clientSecret },
+    });
     expectProblem(again, 403, "FORBIDDEN");
   });
 

@@ -26,7 +26,9 @@ export async function benchDeepPage(ctx: BenchContext): Promise<ModuleResult> {
   if (cursors.length < CURSORS) throw new Error(`the deep store has fewer than ${DEEP_OFFSET + CURSORS} orders`);
   const notes: string[] = [];
   // The page after a cursor starts at the order just below it.
-  const probe = await fetch(`${ctx.api.baseUrl}/public/v1/orders?limit=20&cursor=${cursors[0].id}`, { headers: { authorization: `Bearer ${ctx.deepTenants[0].token}` } });
+  const probe = await fetch(`${ctx.api.baseUrl}/public/v1/orders?limit=20&cursor=${cursors[0].id}`, {
+    headers: { authorization: `Bearer ${ctx.deepTenants[0].token}` },
+  });
   const page = (await probe.json()) as { data?: { orderNumber: number }[] };
   if (probe.status !== 200 || page.data?.[0]?.orderNumber !== cursors[0].orderNumber - 1) {
     notes.push(`deep page: the page after order ${cursors[0].orderNumber} answered ${probe.status} starting at ${page.data?.[0]?.orderNumber}`);

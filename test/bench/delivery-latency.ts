@@ -72,7 +72,13 @@ export async function queueLatency(ctx: BenchContext, receiver: Receiver, second
   return queue;
 }
 
-export async function benchDeliveryLatency(ctx: BenchContext, receiver: Receiver, setup: DeliverySetup, seconds: number, queue: LatencyRun): Promise<ModuleResult> {
+export async function benchDeliveryLatency(
+  ctx: BenchContext,
+  receiver: Receiver,
+  setup: DeliverySetup,
+  seconds: number,
+  queue: LatencyRun,
+): Promise<ModuleResult> {
   const benchmark = `Event commit → signed POST received, ${LATENCY_RATE} events/s`;
   const emitMode = process.env.BENCH_EMIT_MODE ?? "events";
   const notes: string[] = [];
@@ -88,7 +94,9 @@ export async function benchDeliveryLatency(ctx: BenchContext, receiver: Receiver
   const p50 = percentile(ours.latencies, 50);
   const p99 = percentile(ours.latencies, 99);
   return {
-    verdicts: [{ benchmark, figure: summary(ours), against, value: p50, goal: GOAL, pass: p50 <= 15 && p99 <= 60 && ours.lost === 0 && ours.failures.length === 0 }],
+    verdicts: [
+      { benchmark, figure: summary(ours), against, value: p50, goal: GOAL, pass: p50 <= 15 && p99 <= 60 && ours.lost === 0 && ours.failures.length === 0 },
+    ],
     measurements: [],
     notes,
   };

@@ -90,11 +90,23 @@ interface Mark {
 
 const perDelivery = (seconds: number, deliveries: number) => (deliveries > 0 ? (seconds * 1000) / deliveries : Number.NaN);
 
-async function measure(ctx: BenchContext, receiver: Receiver, worker: Service, seconds: number, rate: number, produce: (client: pg.Client, n: number) => Promise<string[]>): Promise<ThroughputRun> {
+async function measure(
+  ctx: BenchContext,
+  receiver: Receiver,
+  worker: Service,
+  seconds: number,
+  rate: number,
+  produce: (client: pg.Client, n: number) => Promise<string[]>,
+): Promise<ThroughputRun> {
   const produced = new Set<string>();
   const client = new pg.Client({ connectionString: ctx.databaseUrl });
   await client.connect();
-  const mark = (): Mark => ({ at: performance.now(), received: receiver.firstArrival.size, cpu: worker.cpuSeconds(), databaseCpu: ctx.databaseCpuSeconds?.() ?? Number.NaN });
+  const mark = (): Mark => ({
+    at: performance.now(),
+    received: receiver.firstArrival.size,
+    cpu: worker.cpuSeconds(),
+    databaseCpu: ctx.databaseCpuSeconds?.() ?? Number.NaN,
+  });
   const start = mark();
   const slices: Slice[] = [];
   const arrivedSince = (from: Mark) => receiver.firstArrival.size - from.received;
@@ -155,7 +167,8 @@ async function measure(ctx: BenchContext, receiver: Receiver, worker: Service, s
   };
 }
 
-const cpu = (worker: number, database: number) => `worker CPU ${fmt.ms(worker)}${Number.isNaN(database) ? "" : `, database CPU ${fmt.ms(database)}`} per delivery`;
+const cpu = (worker: number, database: number) =>
+  `worker CPU ${fmt.ms(worker)}${Number.isNaN(database) ? "" : `, database CPU ${fmt.ms(database)}`} per delivery`;
 
 const summary = (r: ThroughputRun, rate: number) => {
   const drain =
@@ -168,25 +181,41 @@ const summary = (r: ThroughputRun, rate: number) => {
 };
 
 const sliceLine = (r: ThroughputRun) =>
-  r.slices.map((s, i) => `${(i + 1) * (SLICE_MS / 1000)} s: ${fmt.int(s.perSecond)}/s, ${cpu(s.cpuMsPerDelivery, s.databaseCpuMsPerDelivery)}, backlog ${fmt.int(s.backlog)}`);
+  r.slices.map(
+    (s, i) =>
+      `${(i + 1) * (SLICE_MS / 1000)} s: ${fmt.int(s.perSecond)}/s, ${cpu(s.cpuMsPerDelivery, s.databaseCpuMsPerDelivery)}, backlog ${fmt.int(s.backlog)}`,
+  );
 
 /** The queue baseline alone; run before the service's worker starts (its crash recovery would claim these jobs). */
 export async function queueThroughput(ctx: BenchContext, receiver: Receiver, seconds: number, rate: number): Promise<ThroughputRun> {
   ctx.say(`delivery throughput, queue baseline: offering ${fmt.int(rate)} jobs/s for ${seconds} s`);
   const url = receiver.url(QUEUE_BASELINE_PATH);
   const queue = await withQueueBaseline(ctx, receiver, (worker) =>
-    measure(ctx, receiver, worker, seconds, rate, async (client, n) => (await client.query<{ id: string }>(PRODUCE_JOBS, [n, QUEUE_BASELINE_TASK, url])).rows.map((r) => r.id)),
+    measure(ctx, receiver, worker, seconds, rate, async (client, n) =>
+      (await client.query<{ id: string }>(PRODUCE_JOBS, [n, QUEUE_BASELINE_TASK, url])).rows.map((r) => r.id),
+    ),
   );
   ctx.say(`  ${summary(queue, rate)}`);
   for (const line of sliceLine(queue)) ctx.say(`    ${line}`);
   return queue;
 }
 
-export async function benchDeliveryThroughput(ctx: BenchContext, receiver: Receiver, setup: DeliverySetup, seconds: number, rate: number, queue: ThroughputRun): Promise<ModuleResult> {
+export async function benchDeliveryThroughput(
+  ctx: BenchContext,
+  receiver: Receiver,
+  setup: DeliverySetup,
+  seconds: number,
+  rate: number,
+  queue: ThroughputRun,
+): Promise<ModuleResult> {
   const benchmark = `Sustained deliveries, one worker process, ${seconds} s`;
   const against = `queue baseline (graphile-worker alone, one job per event that signs and POSTs, ${queue.seconds} s): ${summary(queue, rate)}`;
   if (!setup.available) {
-    return { verdicts: [{ benchmark, figure: "not available", against, value: null, goal: GOAL, pass: null }], measurements: [], notes: [`delivery throughput: ${setup.reason}`] };
+    return {
+      verdicts: [{ benchmark, figure: "not available", against, value: null, goal: GOAL, pass: null }],
+      measurements: [],
+      notes: [`delivery throughput: ${setup.reason}`],
+    };
   }
   const storeIds = setup.endpoints.map((e) => e.tenant.storeId);
   ctx.say(`delivery throughput: offering ${fmt.int(rate)} events/s for ${seconds} s over ${setup.endpoints.length} endpoints`);

@@ -43,7 +43,8 @@ async function sameAnswers(servers: readonly Service[], targets: readonly Target
     );
     const differs = texts.findIndex((x) => x !== texts[0]);
     if (!texts[0].startsWith("200 ")) return `${servers[0].name} answered ${t.path} with ${texts[0].slice(0, 300)}`;
-    if (differs > 0) return `${servers[differs].name} answers ${t.path} differently from ${servers[0].name}:\n  ${texts[0].slice(0, 300)}\n  ${texts[differs].slice(0, 300)}`;
+    if (differs > 0)
+      return `${servers[differs].name} answers ${t.path} differently from ${servers[0].name}:\n  ${texts[0].slice(0, 300)}\n  ${texts[differs].slice(0, 300)}`;
   }
   return null;
 }
@@ -65,7 +66,11 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
   const notes: string[] = [];
   try {
     const routes = [
-      { name: "GET /public/v1/orders?limit=20", short: "list", targets: interleave(ctx.tenants.map((t) => [{ path: "/public/v1/orders?limit=20", token: t.token }])) },
+      {
+        name: "GET /public/v1/orders?limit=20",
+        short: "list",
+        targets: interleave(ctx.tenants.map((t) => [{ path: "/public/v1/orders?limit=20", token: t.token }])),
+      },
       { name: "GET /public/v1/orders/{id}", short: "detail", targets: await detailTargets(ctx) },
     ];
     const servers = [ctx.api, pgBaseline, prismaRoute, prismaBare];
@@ -92,7 +97,10 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
           ctx.say(`  ${c.name}: ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}${cpu}${databaseCpu}, failures ${r.failures}`);
         }
         const ours = results.get("façade");
-        for (const [baseline, goal] of [[PG, 0.5], [PRISMA_ROUTE, 0.9]] as const) {
+        for (const [baseline, goal] of [
+          [PG, 0.5],
+          [PRISMA_ROUTE, 0.9],
+        ] as const) {
           const theirs = results.get(baseline);
           if (!ours || !theirs) continue;
           const ratio = ours.rps / theirs.rps;

@@ -110,7 +110,11 @@ async function main(): Promise<void> {
   say(`database: ${database.description}`);
   say(`data set: ${datasetOptions.stores} stores, ${datasetOptions.deepOrders} orders in store 1, ${datasetOptions.ordersPerStore} in each other store`);
   const dataset = await timed("data set", () => generateDataset(database!.url, datasetOptions, say));
-  say(`  ${Object.entries(dataset.counts).map(([k, v]) => `${k} ${v.toLocaleString("en-US")}`).join(", ")} in ${dataset.seconds.toFixed(0)} s`);
+  say(
+    `  ${Object.entries(dataset.counts)
+      .map(([k, v]) => `${k} ${v.toLocaleString("en-US")}`)
+      .join(", ")} in ${dataset.seconds.toFixed(0)} s`,
+  );
 
   const apiEnv: Record<string, string> = {
     DATABASE_URL: database.url,
@@ -135,9 +139,15 @@ async function main(): Promise<void> {
     ];
     const { secret, credentials } = await createApplications(database!.url, plans);
     const all = await fetchTokens(api.baseUrl, secret, credentials);
-    return { tenants: all.slice(0, regular.length), deepTenants: all.slice(regular.length, regular.length + DEEP_TENANTS), sandboxTenants: all.slice(regular.length + DEEP_TENANTS) };
+    return {
+      tenants: all.slice(0, regular.length),
+      deepTenants: all.slice(regular.length, regular.length + DEEP_TENANTS),
+      sandboxTenants: all.slice(regular.length + DEEP_TENANTS),
+    };
   });
-  say(`tenants: ${ctxBase.tenants.length} production stores, ${ctxBase.deepTenants.length} Applications on the deep store, ${ctxBase.sandboxTenants.length} sandbox stores, each with its own token`);
+  say(
+    `tenants: ${ctxBase.tenants.length} production stores, ${ctxBase.deepTenants.length} Applications on the deep store, ${ctxBase.sandboxTenants.length} sandbox stores, each with its own token`,
+  );
   const ctx: BenchContext = { databaseUrl: database.url, databaseCpuSeconds: database.cpuSeconds, logDir, api, apiEnv, dataset, ...ctxBase, settings, say };
 
   const results: ModuleResult[] = [];
@@ -150,13 +160,22 @@ async function main(): Promise<void> {
     try {
       // The queue baselines first: the service's worker, once started, would treat their locked jobs as abandoned.
       const queueLatencyRun = wants("latency") ? await timed("queue latency", () => queueLatency(ctx, receiver, latencySeconds)) : null;
-      const queueThroughputRun = wants("throughput") ? await timed("queue throughput", () => queueThroughput(ctx, receiver, throughputBaselineSeconds, deliveryRate)) : null;
+      const queueThroughputRun = wants("throughput")
+        ? await timed("queue throughput", () => queueThroughput(ctx, receiver, throughputBaselineSeconds, deliveryRate))
+        : null;
       const setup = await prepareDeliveries(ctx, receiver);
       if (queueLatencyRun) results.push(await timed("delivery latency", () => benchDeliveryLatency(ctx, receiver, setup, latencySeconds, queueLatencyRun)));
-      if (queueThroughputRun) results.push(await timed("delivery throughput", () => benchDeliveryThroughput(ctx, receiver, setup, throughputSeconds, deliveryRate, queueThroughputRun)));
+      if (queueThroughputRun)
+        results.push(
+          await timed("delivery throughput", () => benchDeliveryThroughput(ctx, receiver, setup, throughputSeconds, deliveryRate, queueThroughputRun)),
+        );
       if (setup.available) await setup.worker.stop();
       if (receiver.badSignatures || receiver.duplicates) {
-        results.push({ verdicts: [], measurements: [], notes: [`receiver: ${receiver.badSignatures} deliveries with a bad signature, ${receiver.duplicates} duplicates`] });
+        results.push({
+          verdicts: [],
+          measurements: [],
+          notes: [`receiver: ${receiver.badSignatures} deliveries with a bad signature, ${receiver.duplicates} duplicates`],
+        });
       }
     } finally {
       await receiver.close();
@@ -167,8 +186,19 @@ async function main(): Promise<void> {
   const report: Report = {
     startedAt,
     machine: { cpus: availableParallelism(), node: process.versions.node, database: database.description },
-    dataset: { stores: datasetOptions.stores, ...dataset.counts, "orders in the deep store": dataset.deep.orders, "generated in (s)": Math.round(dataset.seconds) },
-    settings: { ...settings, tenants: ctx.tenants.length, "API LOG_LEVEL": apiEnv.LOG_LEVEL, "DB_POOL_SIZE per process": apiEnv.DB_POOL_SIZE, ...(quick ? { mode: "quick (not for figures)" } : {}) },
+    dataset: {
+      stores: datasetOptions.stores,
+      ...dataset.counts,
+      "orders in the deep store": dataset.deep.orders,
+      "generated in (s)": Math.round(dataset.seconds),
+    },
+    settings: {
+      ...settings,
+      tenants: ctx.tenants.length,
+      "API LOG_LEVEL": apiEnv.LOG_LEVEL,
+      "DB_POOL_SIZE per process": apiEnv.DB_POOL_SIZE,
+      ...(quick ? { mode: "quick (not for figures)" } : {}),
+    },
     verdicts: results.flatMap((r) => r.verdicts),
     measurements: results.flatMap((r) => r.measurements),
     profile: profile && { top: profile.top, byArea: profile.byArea },

@@ -41,7 +41,11 @@ const limited = new Map<string, Promise<string>>();
 /** A token of another tenant whose Application holds every scope but `scope` (one tenant per scope). */
 export function tokenWithout(ctx: CaseContext, scope: string): Promise<string> {
   const key = `${ctx.tenant.storeId}:${scope}`;
-  if (!limited.has(key)) limited.set(key, createTenant(ctx.app, { scopes: SCOPES.filter((s) => s !== scope) }).then((t) => t.token));
+  if (!limited.has(key))
+    limited.set(
+      key,
+      createTenant(ctx.app, { scopes: SCOPES.filter((s) => s !== scope) }).then((t) => t.token),
+    );
   return limited.get(key) as Promise<string>;
 }
 
@@ -50,7 +54,11 @@ const production = new Map<string, Promise<string>>();
 /** A token of a PRODUCTION tenant with every scope (sandbox routes refuse it). */
 function productionToken(ctx: CaseContext): Promise<string> {
   const key = ctx.tenant.storeId;
-  if (!production.has(key)) production.set(key, createTenant(ctx.app, { environment: "PRODUCTION" }).then((t) => t.token));
+  if (!production.has(key))
+    production.set(
+      key,
+      createTenant(ctx.app, { environment: "PRODUCTION" }).then((t) => t.token),
+    );
   return production.get(key) as Promise<string>;
 }
 
@@ -88,7 +96,11 @@ const menus = new Map<string, Promise<FixtureProduct[]>>();
 /** The tenant's menu, created once; cases that pause products make a menu of their own. */
 function menu(ctx: CaseContext): Promise<FixtureProduct[]> {
   const key = ctx.tenant.storeId;
-  if (!menus.has(key)) menus.set(key, createCatalog(ctx.app.services.db, ctx.tenant.storeId).then((m) => m.products));
+  if (!menus.has(key))
+    menus.set(
+      key,
+      createCatalog(ctx.app.services.db, ctx.tenant.storeId).then((m) => m.products),
+    );
   return menus.get(key) as Promise<FixtureProduct[]>;
 }
 
@@ -228,7 +240,12 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
         const coke = await product(ctx, "Coca-Cola 350ml");
         const customer = await createCustomer(ctx.app.services.db, ctx.tenant.storeId);
         return {
-          body: { type: "PICKUP", customerId: customer.id, items: [{ productId: coke.id, quantity: 2 }], payments: [{ method: "CASH", value: 13, changeFor: 20 }] },
+          body: {
+            type: "PICKUP",
+            customerId: customer.id,
+            items: [{ productId: coke.id, quantity: 2 }],
+            payments: [{ method: "CASH", value: 13, changeFor: 20 }],
+          },
         };
       },
     },
@@ -269,7 +286,11 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       },
     },
     forbiddenCase("orders:write", { body: { type: "PICKUP", items: [{ productId: randomUUID(), quantity: 1 }] } }),
-    { name: "without a valid token is 401", status: 401, run: () => ({ token: null, body: { type: "PICKUP", items: [{ productId: randomUUID(), quantity: 1 }] } }) },
+    {
+      name: "without a valid token is 401",
+      status: 401,
+      run: () => ({ token: null, body: { type: "PICKUP", items: [{ productId: randomUUID(), quantity: 1 }] } }),
+    },
   ],
   getOrderById: [
     {
@@ -288,7 +309,9 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     {
       name: "a cancelled PICKUP order without a customer",
-      run: async ({ app, tenant }) => ({ path: { id: (await createOrder(app.services.db, tenant.storeId, { type: "PICKUP", status: "CANCELLED", customerId: null })).id } }),
+      run: async ({ app, tenant }) => ({
+        path: { id: (await createOrder(app.services.db, tenant.storeId, { type: "PICKUP", status: "CANCELLED", customerId: null })).id },
+      }),
     },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId() }) },
     {
@@ -325,12 +348,18 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     {
       name: "a move the lifecycle does not allow is 422 INVALID_TRANSITION",
       status: 422,
-      run: async ({ app, tenant }) => ({ path: { id: (await createOrder(app.services.db, tenant.storeId, { status: "DELIVERED" })).id }, body: { status: "PREPARING" } }),
+      run: async ({ app, tenant }) => ({
+        path: { id: (await createOrder(app.services.db, tenant.storeId, { status: "DELIVERED" })).id },
+        body: { status: "PREPARING" },
+      }),
     },
     {
       name: "DISPATCHED for a PICKUP order is 422 INVALID_TRANSITION",
       status: 422,
-      run: async ({ app, tenant }) => ({ path: { id: (await createOrder(app.services.db, tenant.storeId, { type: "PICKUP", status: "READY" })).id }, body: { status: "DISPATCHED" } }),
+      run: async ({ app, tenant }) => ({
+        path: { id: (await createOrder(app.services.db, tenant.storeId, { type: "PICKUP", status: "READY" })).id },
+        body: { status: "DISPATCHED" },
+      }),
     },
     {
       name: "cancelling without a reason is 400",
@@ -371,7 +400,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
   createCustomer: [
     {
       name: "with phone and email",
-      run: () => ({ headers: { "Idempotency-Key": randomUUID() }, body: { name: "Renata Albuquerque", phone: "(11) 97777-1234", email: "renata.albuquerque@example.com" } }),
+      run: () => ({
+        headers: { "Idempotency-Key": randomUUID() },
+        body: { name: "Renata Albuquerque", phone: "(11) 97777-1234", email: "renata.albuquerque@example.com" },
+      }),
     },
     { name: "a name only", run: () => ({ body: { name: "Otávio Prado" } }) },
     {
@@ -384,7 +416,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     {
       name: "an Idempotency-Key reused with another body is 409 IDEMPOTENCY_CONFLICT",
       status: 409,
-      run: async (ctx) => ({ headers: { "Idempotency-Key": await usedKey(ctx, "POST", "/public/v1/customers", { name: "Primeiro Nome" }) }, body: { name: "Outro Nome" } }),
+      run: async (ctx) => ({
+        headers: { "Idempotency-Key": await usedKey(ctx, "POST", "/public/v1/customers", { name: "Primeiro Nome" }) },
+        body: { name: "Outro Nome" },
+      }),
     },
     forbiddenCase("customers:write", { body: { name: "Sem Permissão" } }),
   ],
@@ -401,7 +436,9 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     {
       name: "a customer without contact data, addresses or orders",
-      run: async ({ app, tenant }) => ({ path: { id: (await createCustomer(app.services.db, tenant.storeId, { phone: null, email: null, addresses: [] })).id } }),
+      run: async ({ app, tenant }) => ({
+        path: { id: (await createCustomer(app.services.db, tenant.storeId, { phone: null, email: null, addresses: [] })).id },
+      }),
     },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId() }) },
     forbiddenCase("customers:read", { path: unknownId() }),
@@ -417,7 +454,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     {
       name: "null clears the phone",
-      run: async ({ app, tenant }) => ({ path: { id: (await createCustomer(app.services.db, tenant.storeId)).id }, body: { phone: null, name: "Nome Corrigido" } }),
+      run: async ({ app, tenant }) => ({
+        path: { id: (await createCustomer(app.services.db, tenant.storeId)).id },
+        body: { phone: null, name: "Nome Corrigido" },
+      }),
     },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { name: "Ninguém" } }) },
     {
@@ -527,7 +567,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     {
       name: "an Idempotency-Key reused with another scenario is 409 IDEMPOTENCY_CONFLICT",
       status: 409,
-      run: async (ctx) => ({ headers: { "Idempotency-Key": await usedKey(ctx, "POST", "/public/v1/sandbox/orders", { scenario: "pickup" }) }, body: { scenario: "cash" } }),
+      run: async (ctx) => ({
+        headers: { "Idempotency-Key": await usedKey(ctx, "POST", "/public/v1/sandbox/orders", { scenario: "pickup" }) },
+        body: { scenario: "cash" },
+      }),
     },
   ],
   createWebhookEndpoint: [
@@ -535,7 +578,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       name: "an endpoint on a local receiver",
       run: (ctx) => ({
         headers: { "Idempotency-Key": randomUUID() },
-        body: { url: ctx.receiver.url("/contract/created"), events: ["order.created", "order.cancelled", "customer.updated", "catalog.updated", "store.updated"] },
+        body: {
+          url: ctx.receiver.url("/contract/created"),
+          events: ["order.created", "order.cancelled", "customer.updated", "catalog.updated", "store.updated"],
+        },
       }),
     },
     {
@@ -677,7 +723,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     {
       name: "an Idempotency-Key used for another endpoint is 409 IDEMPOTENCY_CONFLICT",
       status: 409,
-      run: async (ctx) => ({ path: { id: await sharedEndpoint(ctx) }, headers: { "Idempotency-Key": await usedKey(ctx, "POST", `/public/v1/webhooks/${randomUUID()}/test`) } }),
+      run: async (ctx) => ({
+        path: { id: await sharedEndpoint(ctx) },
+        headers: { "Idempotency-Key": await usedKey(ctx, "POST", `/public/v1/webhooks/${randomUUID()}/test`) },
+      }),
     },
     forbiddenCase("webhooks:manage", { path: unknownId() }),
   ],
@@ -687,7 +736,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     {
       name: "an Idempotency-Key used for another endpoint is 409 IDEMPOTENCY_CONFLICT",
       status: 409,
-      run: async (ctx) => ({ path: { id: await sharedEndpoint(ctx) }, headers: { "Idempotency-Key": await usedKey(ctx, "POST", `/public/v1/webhooks/${randomUUID()}/rotate-secret`) } }),
+      run: async (ctx) => ({
+        path: { id: await sharedEndpoint(ctx) },
+        headers: { "Idempotency-Key": await usedKey(ctx, "POST", `/public/v1/webhooks/${randomUUID()}/rotate-secret`) },
+      }),
     },
     forbiddenCase("webhooks:manage", { path: unknownId() }),
   ],

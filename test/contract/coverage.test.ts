@@ -77,18 +77,41 @@ describe("what the document states", () => {
     expect(doc.info.version).toBe("1.0.0");
     const text = String(doc.info.description);
     expect(text).toContain("## Decisions");
-    for (const fact of ["displayId", "orderNumber", "nextCursor", "Default `limit` is 20", "`Bearer`", "INSUFFICIENT_SCOPE", "PREPARING", "Idempotency-Key", "X-Service-Signature", "X-RateLimit-Limit", "sandbox"]) {
+    for (const fact of [
+      "displayId",
+      "orderNumber",
+      "nextCursor",
+      "Default `limit` is 20",
+      "`Bearer`",
+      "INSUFFICIENT_SCOPE",
+      "PREPARING",
+      "Idempotency-Key",
+      "X-Service-Signature",
+      "X-RateLimit-Limit",
+      "sandbox",
+    ]) {
       expect(text).toContain(fact);
     }
   });
 
   it("lists every error code and the problem-details schema", () => {
     expect(doc.components.schemas.ErrorCode.enum).toEqual(Object.keys(ERROR_CATALOG));
-    expect(doc.components.schemas.ProblemDetails.required).toEqual(["type", "title", "status", "detail", "code", "instance", "requestId", "traceId", "retryable"]);
+    expect(doc.components.schemas.ProblemDetails.required).toEqual([
+      "type",
+      "title",
+      "status",
+      "detail",
+      "code",
+      "instance",
+      "requestId",
+      "traceId",
+      "retryable",
+    ]);
   });
 
   it("has the OAuth2 client-credentials scheme with every scope", () => {
-    const flow = (doc.components.securitySchemes.oauth2 as { flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } } }).flows.clientCredentials;
+    const flow = (doc.components.securitySchemes.oauth2 as { flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } } }).flows
+      .clientCredentials;
     expect(flow.tokenUrl).toBe("/partner/auth/token");
     expect(flow.scopes).toEqual(SCOPE_DESCRIPTIONS);
   });
@@ -106,7 +129,9 @@ describe("what the document states", () => {
     expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES, TEST_EVENT_TYPE].sort());
     for (const [type, item] of Object.entries(doc.webhooks)) {
       const post = item.post as { parameters: { name: string }[]; requestBody: { content: { "application/json": { schema: JsonSchema } } } };
-      expect(post.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(["X-Service-Signature", "X-Service-Event-Id", "X-Service-Event-Type", "X-Service-Delivery-Id"]));
+      expect(post.parameters.map((p) => p.name)).toEqual(
+        expect.arrayContaining(["X-Service-Signature", "X-Service-Event-Id", "X-Service-Event-Type", "X-Service-Delivery-Id"]),
+      );
       const name = String(post.requestBody.content["application/json"].schema.$ref).split("/").pop() as string;
       const envelope = doc.components.schemas[name];
       expect(envelope.required).toEqual(["eventId", "eventType", "timestamp", "tenantId", "data"]);

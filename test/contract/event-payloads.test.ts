@@ -72,13 +72,19 @@ it("every event's data is exactly what its published webhook schema lists as req
   const departures = events.flatMap((event) => {
     const data = (doc.components.schemas[eventSchemaName(event.type)].properties as Record<string, JsonSchema>).data;
     const required = [...(data.required as string[])].sort().join(", ");
-    const documented = Object.keys(data.properties as object).sort().join(", ");
-    const emitted = Object.keys(event.data as object).sort().join(", ");
+    const documented = Object.keys(data.properties as object)
+      .sort()
+      .join(", ");
+    const emitted = Object.keys(event.data as object)
+      .sort()
+      .join(", ");
     const validate = compileBody(data);
     return [
       ...(documented === required ? [] : [`${event.type} documents ${documented}, requires ${required}`]),
       ...(emitted === required ? [] : [`${event.type} emits ${emitted}, requires ${required}`]),
-      ...(validate(event.data) ? [] : [`${event.type} ${JSON.stringify(event.data)}: ${validate.errors?.map((e) => `${e.instancePath} ${e.message}`).join("; ")}`]),
+      ...(validate(event.data)
+        ? []
+        : [`${event.type} ${JSON.stringify(event.data)}: ${validate.errors?.map((e) => `${e.instancePath} ${e.message}`).join("; ")}`]),
     ];
   });
   expect([...new Set(departures)]).toEqual([]);

@@ -99,7 +99,11 @@ describe("each case through the Mesh matches the document", () => {
 describe("the typed Mesh SDK", () => {
   it("has a method per operation and reads the store with the context's token", async () => {
     const sdk = sdkFor({ token: ctx.tenant.token });
-    for (const id of operationIds(doc)) expect(Object.keys(sdk).some((m) => m.startsWith(`${id}_`)), id).toBe(true);
+    for (const id of operationIds(doc))
+      expect(
+        Object.keys(sdk).some((m) => m.startsWith(`${id}_`)),
+        id,
+      ).toBe(true);
     const result = (await sdk.getStore_query()) as { getStore: { id?: string } };
     expect(result.getStore.id).toBe(ctx.tenant.storeId);
     expect(recorder.take().map((e) => e.status)).toEqual([200]);

@@ -32,7 +32,11 @@ afterAll(async () => {
 // Creating a tenant costs a slow secret hash: one per missing scope, shared by the routes that need it.
 const limitedTokens = new Map<string, Promise<string>>();
 const tokenWithout = (scope: string): Promise<string> => {
-  if (!limitedTokens.has(scope)) limitedTokens.set(scope, createTenant(app, { scopes: SCOPES.filter((s) => s !== scope) }).then((t) => t.token));
+  if (!limitedTokens.has(scope))
+    limitedTokens.set(
+      scope,
+      createTenant(app, { scopes: SCOPES.filter((s) => s !== scope) }).then((t) => t.token),
+    );
   return limitedTokens.get(scope) as Promise<string>;
 };
 let productionToken: Promise<string> | null = null;
@@ -54,7 +58,11 @@ async function expectInvalid(route: AnyRoute, path: string, body: unknown, field
   expect(res.json?.code).toBe("INVALID_REQUEST");
   const errors = (res.json?.errors ?? []) as { field: string; code: string; message: string }[];
   expect(errors.length, "errors[] lists the violations").toBeGreaterThan(0);
-  for (const field of fields) expect(errors.map((e) => e.field), `errors[] names ${field}`).toContain(field);
+  for (const field of fields)
+    expect(
+      errors.map((e) => e.field),
+      `errors[] names ${field}`,
+    ).toContain(field);
 }
 
 const withBody = routes.filter((r) => r.body);
@@ -77,7 +85,12 @@ describe.each(withBody.map((r) => [r.operationId, r] as const))("%s: invalid bod
     .filter(([, v]) => v !== undefined);
   it.skipIf(wrong.length === 0)("every field with a wrong type is named", async () => {
     const valid = Object.fromEntries(required.map((name) => [name, validValue(properties[name] ?? {})]));
-    await expectInvalid(route, target(route), { ...valid, ...Object.fromEntries(wrong) }, wrong.map(([name]) => name));
+    await expectInvalid(
+      route,
+      target(route),
+      { ...valid, ...Object.fromEntries(wrong) },
+      wrong.map(([name]) => name),
+    );
   });
 });
 
@@ -88,13 +101,16 @@ const queryChecks = routes.flatMap((route) =>
 );
 
 // Top-level (not in a describe): a describe that finds no route to check would fail as empty.
-it.each(queryChecks.map((c) => [`${c.route.operationId} ?${c.name}=${c.value}`, c] as const))("an invalid query parameter is 400 with errors[]: %s", async (_t, { route, name, value }) => {
-  const body = route.body ? validValue(route.body) : undefined;
-  const res = await exchange(app, route.method, target(route, { [name]: value }), { token: tenant.token, body });
-  expect(res.status, res.body).toBe(400);
-  expect(validator.check(res)).toEqual([]);
-  expect(((res.json?.errors ?? []) as { field: string }[]).map((e) => e.field)).toContain(name);
-});
+it.each(queryChecks.map((c) => [`${c.route.operationId} ?${c.name}=${c.value}`, c] as const))(
+  "an invalid query parameter is 400 with errors[]: %s",
+  async (_t, { route, name, value }) => {
+    const body = route.body ? validValue(route.body) : undefined;
+    const res = await exchange(app, route.method, target(route, { [name]: value }), { token: tenant.token, body });
+    expect(res.status, res.body).toBe(400);
+    expect(validator.check(res)).toEqual([]);
+    expect(((res.json?.errors ?? []) as { field: string }[]).map((e) => e.field)).toContain(name);
+  },
+);
 
 const pathChecks = routes.flatMap((route) =>
   Object.entries(route.pathParams ?? {})
@@ -102,12 +118,15 @@ const pathChecks = routes.flatMap((route) =>
     .filter((c): c is { route: AnyRoute; name: string; value: string } => c.value !== undefined),
 );
 
-it.each(pathChecks.map((c) => [`${c.route.operationId} {${c.name}}=${c.value}`, c] as const))("an invalid path parameter is 400: %s", async (_t, { route, name, value }) => {
-  const path = fillPath(route.path.replace(`{${name}}`, encodeURIComponent(value)), route.pathParams);
-  const res = await exchange(app, route.method, path, { token: tenant.token, body: route.body ? validValue(route.body) : undefined });
-  expect(res.status, res.body).toBe(400);
-  expect(validator.check(res)).toEqual([]);
-});
+it.each(pathChecks.map((c) => [`${c.route.operationId} {${c.name}}=${c.value}`, c] as const))(
+  "an invalid path parameter is 400: %s",
+  async (_t, { route, name, value }) => {
+    const path = fillPath(route.path.replace(`{${name}}`, encodeURIComponent(value)), route.pathParams);
+    const res = await exchange(app, route.method, path, { token: tenant.token, body: route.body ? validValue(route.body) : undefined });
+    expect(res.status, res.body).toBe(400);
+    expect(validator.check(res)).toEqual([]);
+  },
+);
 
 describe("401 and 403 answers are the documented problems", () => {
   it.each(routes.map((r) => [r.operationId, r] as const))("%s", async (_id, route) => {

@@ -65,7 +65,9 @@ describe("ContractValidator", () => {
       traceId: "abc",
       retryable: false,
     };
-    const problems = validator.check(exchange({ status: 403, headers: { "content-type": "application/problem+json", "x-request-id": store.id }, json: problem }));
+    const problems = validator.check(
+      exchange({ status: 403, headers: { "content-type": "application/problem+json", "x-request-id": store.id }, json: problem }),
+    );
     expect(problems.join("\n")).toMatch(/code must be equal to one of the allowed values/);
   });
 });

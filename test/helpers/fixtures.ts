@@ -11,7 +11,12 @@ let serial = 0;
 /** Distinct values across one test process, so two fixtures never collide on a name or phone. */
 const next = (): number => ++serial;
 const slug = (text: string, sep: string): string =>
-  text.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "").replace(/[^a-z0-9]+/g, sep).replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
+  text
+    .toLowerCase()
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^a-z0-9]+/g, sep)
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, "");
 
 const FIRST_NAMES = ["Ana", "Bruno", "Carla", "Diego", "Elisa", "Felipe", "Gabriela", "Heitor", "Isabela", "João", "Larissa", "Marcos"];
 const LAST_NAMES = ["Silva", "Souza", "Oliveira", "Santos", "Pereira", "Lima", "Costa", "Ribeiro", "Almeida", "Carvalho"];
@@ -65,24 +70,60 @@ const MENU: { name: string; products: ProductSeed[] }[] = [
   {
     name: "Pizzas",
     products: [
-      { name: "Pizza Margherita", description: "Molho de tomate, mussarela, manjericão fresco", priceCents: 4590, variations: PIZZA_SIZES, additionals: PIZZA_EXTRAS },
-      { name: "Pizza Calabresa", description: "Calabresa fatiada, cebola roxa e azeitonas", priceCents: 4990, variations: PIZZA_SIZES, additionals: PIZZA_EXTRAS },
-      { name: "Pizza Quatro Queijos", description: "Mussarela, provolone, parmesão e gorgonzola", priceCents: 5490, variations: PIZZA_SIZES, additionals: PIZZA_EXTRAS },
+      {
+        name: "Pizza Margherita",
+        description: "Molho de tomate, mussarela, manjericão fresco",
+        priceCents: 4590,
+        variations: PIZZA_SIZES,
+        additionals: PIZZA_EXTRAS,
+      },
+      {
+        name: "Pizza Calabresa",
+        description: "Calabresa fatiada, cebola roxa e azeitonas",
+        priceCents: 4990,
+        variations: PIZZA_SIZES,
+        additionals: PIZZA_EXTRAS,
+      },
+      {
+        name: "Pizza Quatro Queijos",
+        description: "Mussarela, provolone, parmesão e gorgonzola",
+        priceCents: 5490,
+        variations: PIZZA_SIZES,
+        additionals: PIZZA_EXTRAS,
+      },
     ],
   },
   {
     name: "Bebidas",
     products: [
-      { name: "Coca-Cola 350ml", description: "Lata gelada", priceCents: 650, additionals: [{ name: "Gelo e limão", priceCents: 0, minChoices: 0, maxChoices: 1 }] },
+      {
+        name: "Coca-Cola 350ml",
+        description: "Lata gelada",
+        priceCents: 650,
+        additionals: [{ name: "Gelo e limão", priceCents: 0, minChoices: 0, maxChoices: 1 }],
+      },
       { name: "Suco de laranja 500ml", description: "Natural, sem açúcar", priceCents: 1200 },
-      { name: "Água mineral 500ml", description: null, priceCents: 400, variations: [{ name: "Sem gás", priceCents: 400 }, { name: "Com gás", priceCents: 450 }] },
+      {
+        name: "Água mineral 500ml",
+        description: null,
+        priceCents: 400,
+        variations: [
+          { name: "Sem gás", priceCents: 400 },
+          { name: "Com gás", priceCents: 450 },
+        ],
+      },
     ],
   },
   {
     name: "Sobremesas",
     products: [
       { name: "Pudim de leite", description: "Fatia generosa com calda de caramelo", priceCents: 1400 },
-      { name: "Brownie", description: "Chocolate meio amargo com nozes", priceCents: 1600, additionals: [{ name: "Bola de sorvete de creme", priceCents: 500, minChoices: 0, maxChoices: 2 }] },
+      {
+        name: "Brownie",
+        description: "Chocolate meio amargo com nozes",
+        priceCents: 1600,
+        additionals: [{ name: "Bola de sorvete de creme", priceCents: 500, minChoices: 0, maxChoices: 2 }],
+      },
     ],
   },
 ];
@@ -141,11 +182,13 @@ export type FixtureCustomer = Prisma.CustomerGetPayload<{ include: { addresses: 
 export async function createCustomer(db: Tx, storeId: string, input: CustomerInput = {}): Promise<FixtureCustomer> {
   const n = next();
   const name = input.name ?? `${FIRST_NAMES[n % FIRST_NAMES.length]} ${LAST_NAMES[(n * 7) % LAST_NAMES.length]} ${n}`;
-  const phone = input.phone === undefined ? `(11) 9${String(8000_0000 + n * 7919).slice(-8).replace(/(\d{4})(\d{4})/, "$1-$2")}` : input.phone;
-  const email =
-    input.email === undefined
-      ? `${slug(name, ".")}@example.com`
-      : input.email;
+  const phone =
+    input.phone === undefined
+      ? `(11) 9${String(8000_0000 + n * 7919)
+          .slice(-8)
+          .replace(/(\d{4})(\d{4})/, "$1-$2")}`
+      : input.phone;
+  const email = input.email === undefined ? `${slug(name, ".")}@example.com` : input.email;
   const createdAt = input.createdAt ?? new Date();
   return db.customer.create({
     data: {
@@ -205,7 +248,13 @@ export type FixtureOrder = Prisma.OrderGetPayload<{
 }>;
 
 export const DEFAULT_ITEMS: OrderItemInput[] = [
-  { name: "Pizza Margherita", quantity: 1, unitPriceCents: 4590, notes: "Sem manjericão", additionals: [{ name: "Borda de catupiry", quantity: 1, priceCents: 900 }] },
+  {
+    name: "Pizza Margherita",
+    quantity: 1,
+    unitPriceCents: 4590,
+    notes: "Sem manjericão",
+    additionals: [{ name: "Borda de catupiry", quantity: 1, priceCents: 900 }],
+  },
   { name: "Coca-Cola 350ml", quantity: 2, unitPriceCents: 650 },
 ];
 
@@ -213,7 +262,9 @@ export const DEFAULT_ITEMS: OrderItemInput[] = [
 export function statusPath(type: OrderType, status: OrderStatus): OrderStatus[] {
   if (status === "CANCELLED") return ["PENDING", "CANCELLED"];
   const lifecycle: OrderStatus[] =
-    type === "DELIVERY" ? ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED"] : ["PENDING", "CONFIRMED", "PREPARING", "READY", "DELIVERED"];
+    type === "DELIVERY"
+      ? ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED"]
+      : ["PENDING", "CONFIRMED", "PREPARING", "READY", "DELIVERED"];
   return lifecycle.slice(0, lifecycle.indexOf(status) + 1);
 }
 
@@ -277,7 +328,12 @@ export async function createOrder(db: Db, storeId: string, input: OrderInput = {
           })),
         },
         payments: {
-          create: payments.map((p) => ({ method: p.method, status: p.status, valueCents: p.valueCents ?? totalCents, changeForCents: p.changeForCents ?? null })),
+          create: payments.map((p) => ({
+            method: p.method,
+            status: p.status,
+            valueCents: p.valueCents ?? totalCents,
+            changeForCents: p.changeForCents ?? null,
+          })),
         },
         statusHistory: {
           create: path.map((s, i) => ({

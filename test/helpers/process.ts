@@ -19,10 +19,11 @@ export function runCli(name: string, args: string[], env: Record<string, string>
   const waiters: { pattern: RegExp; resolve: () => void }[] = [];
   const onData = (d: Buffer) => {
     out += d.toString();
-    for (const w of [...waiters]) if (w.pattern.test(out)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
+    for (const w of [...waiters])
+      if (w.pattern.test(out)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   };
   child.stdout?.on("data", onData);
   child.stderr?.on("data", onData);
@@ -35,10 +36,13 @@ export function runCli(name: string, args: string[], env: Record<string, string>
       new Promise<void>((resolve, reject) => {
         if (pattern.test(out)) return resolve();
         const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${out}`)), timeoutMs);
-        waiters.push({ pattern, resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        } });
+        waiters.push({
+          pattern,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
         void exited.then((code) => reject(new Error(`exited with ${code} before ${pattern}; output:\n${out}`)));
       }),
   };

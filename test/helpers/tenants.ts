@@ -14,10 +14,7 @@ export interface Tenant {
 }
 
 /** A store with an Application granted on it, and a fresh access token. */
-export async function createTenant(
-  app: TestApp,
-  opts: { environment?: Environment; scopes?: readonly Scope[]; name?: string } = {},
-): Promise<Tenant> {
+export async function createTenant(app: TestApp, opts: { environment?: Environment; scopes?: readonly Scope[]; name?: string } = {}): Promise<Tenant> {
   const environment = opts.environment ?? "SANDBOX";
   const store = await createStore(app.services.db, { name: opts.name ?? `Store ${Math.random().toString(36).slice(2, 8)}`, environment });
   const { application, clientSecret } = await createApplication(app.services.db, {

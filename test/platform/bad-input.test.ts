@@ -35,10 +35,11 @@ function order(overrides: Record<string, unknown> = {}) {
 /** Sends a write that must be refused, and checks that it changed no table and neither the customer nor the order. */
 async function refused(method: string, path: string, body: unknown, status: number, code: string, field: string) {
   const before = await counts();
-  const rows = () => Promise.all([
-    app.services.db.customer.findUniqueOrThrow({ where: { id: customerId } }),
-    app.services.db.order.findUniqueOrThrow({ where: { id: orderId } }),
-  ]);
+  const rows = () =>
+    Promise.all([
+      app.services.db.customer.findUniqueOrThrow({ where: { id: customerId } }),
+      app.services.db.order.findUniqueOrThrow({ where: { id: orderId } }),
+    ]);
   const rowsBefore = await rows();
   const res = await call(app, method, path, { token: t.token, body });
   expectProblem(res, status, code, field);
@@ -48,7 +49,10 @@ async function refused(method: string, path: string, body: unknown, status: numb
 }
 
 describe("strings PostgreSQL cannot store (NUL, lone surrogates)", () => {
-  for (const [label, bad] of [["NUL", "Ana\u0000Bia"], ["a lone surrogate", "Ana\ud800Bia"]] as const) {
+  for (const [label, bad] of [
+    ["NUL", "Ana\u0000Bia"],
+    ["a lone surrogate", "Ana\ud800Bia"],
+  ] as const) {
     const cases: [string, string, () => unknown, string][] = [
       ["POST", "/public/v1/customers", () => ({ name: bad }), "name"],
       ["POST", "/public/v1/customers", () => ({ name: "Ana", phone: `11 9${bad}` }), "phone"],
@@ -73,7 +77,12 @@ describe("strings PostgreSQL cannot store (NUL, lone surrogates)", () => {
 
   it("GraphQL refuses them too, in variables and in literals, naming the argument", async () => {
     const before = await counts();
-    const created = await graphql(app, "mutation($input: NewCustomerInput!) { createCustomer(input: $input) { id } }", { input: { name: "Ana\u0000" } }, t.token);
+    const created = await graphql(
+      app,
+      "mutation($input: NewCustomerInput!) { createCustomer(input: $input) { id } }",
+      { input: { name: "Ana\u0000" } },
+      t.token,
+    );
     expect(created.errors?.[0].extensions).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "input.name" }] });
     const literal = await graphql(app, 'mutation { createCustomer(input: { name: "Ana", email: "a\\u0000@b.co" }) { id } }', {}, t.token);
     expect(literal.errors?.[0].extensions).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "input.email" }] });
@@ -141,10 +150,13 @@ describe("amounts and totals beyond what an order stores", () => {
 
   it("GraphQL gives the same answers", async () => {
     const before = await counts();
-    const create = (input: Record<string, unknown>) => graphql(app, "mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }", { input }, t.token);
+    const create = (input: Record<string, unknown>) =>
+      graphql(app, "mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }", { input }, t.token);
     const overflow = await create(order({ items: [loaded(999)] }));
     expect(overflow.errors?.[0].extensions).toMatchObject({ code: "UNPROCESSABLE_ENTITY", errors: [{ field: "items[0].quantity" }] });
-    const change = await create(order({ type: "PICKUP", deliveryAddress: undefined, payments: [{ method: "CASH", value: 45.9, changeFor: MAX_AMOUNT + 0.01 }] }));
+    const change = await create(
+      order({ type: "PICKUP", deliveryAddress: undefined, payments: [{ method: "CASH", value: 45.9, changeFor: MAX_AMOUNT + 0.01 }] }),
+    );
     expect(change.errors?.[0].extensions).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "payments[0].changeFor" }] });
     expect(await counts()).toEqual(before);
   });
@@ -171,10 +183,17 @@ describe("query parameters are single-valued", () => {
 describe("the token endpoint and credentials it cannot look up", () => {
   const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}`;
   const token = (headers: Record<string, string>, body: Record<string, string>) =>
-    call(app, "POST", "/partner/auth/token", { headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, rawBody: new URLSearchParams(body).toString() });
+    call(app, "POST", "/partner/auth/token", {
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+      rawBody: new URLSearchParams(body).toString(),
+    });
 
   it("a malformed percent-escape in HTTP Basic credentials → 401 INVALID_CLIENT", async () => {
-    for (const [id, secret] of [["%zz", "x"], [t.clientId, "%E0%A4%A"], ["%", "%"]]) {
+    for (const [id, secret] of [
+      ["%zz", "x"],
+      [t.clientId, "%E0%A4%A"],
+      ["%", "%"],
+    ]) {
       expectProblem(await token({ authorization: basic(id, secret) }, { grant_type: "client_credentials" }), 401, "INVALID_CLIENT");
     }
   });

@@ -151,10 +151,9 @@ describe("a pool with every connection taken", () => {
     try {
       // A session of its own: inside the locker's transaction, pg_stat_activity would stay one snapshot.
       for (let waiting = 0; waiting < POOL; await sleep(50)) {
-        const { rows } = await admin.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'`,
-          [databaseOf(app)],
-        );
+        const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'`, [
+          databaseOf(app),
+        ]);
         waiting = rows[0].n;
       }
       // All of these answer while the lock is still held: their wait for a connection is bounded.

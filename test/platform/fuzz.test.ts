@@ -38,8 +38,28 @@ afterAll(() => app.close());
 
 const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 });
 const nasty = fc.constantFrom(
-  "", "%", "%zz", "%E0%A4%A", "%00", "..", ".", "null", "undefined", "-1", "0", "1e309", "NaN", "true", "[]", "{}",
-  "00000000-0000-0000-0000-00000000000g", "8a5e6c1e-0000-4000-8000-00000000000", "' OR 1=1 --", "<script>", "ä漢字🙂", "x".repeat(2000),
+  "",
+  "%",
+  "%zz",
+  "%E0%A4%A",
+  "%00",
+  "..",
+  ".",
+  "null",
+  "undefined",
+  "-1",
+  "0",
+  "1e309",
+  "NaN",
+  "true",
+  "[]",
+  "{}",
+  "00000000-0000-0000-0000-00000000000g",
+  "8a5e6c1e-0000-4000-8000-00000000000",
+  "' OR 1=1 --",
+  "<script>",
+  "ä漢字🙂",
+  "x".repeat(2000),
 );
 const text = fc.oneof(nasty, printable, fc.string({ maxLength: 40 }));
 
@@ -89,7 +109,7 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
   const { route } = plan;
   const names = (route.path.match(/\{(\w+)\}/g) ?? []).map((m) => m.slice(1, -1));
   const knownQuery = Object.keys(route.query?.properties ?? {});
-  const bodyFields = Object.keys(((route.body as { properties?: Record<string, unknown> } | undefined)?.properties) ?? {});
+  const bodyFields = Object.keys((route.body as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
   const params = fc.record(Object.fromEntries(names.map((n) => [n, segment]))) as fc.Arbitrary<Record<string, string>>;
   const query = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...knownQuery, "limit", "cursor", "__proto__", "constructor"), printable), text), { maxLength: 4 });
   const headers = fc.record(
@@ -98,7 +118,13 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
       traceparent: printable,
       "idempotency-key": fc.oneof(printable, fc.uuid(), fc.constant("k".repeat(300))),
       accept: fc.constantFrom("*/*", "application/json", "text/html", "application/xml"),
-      "content-type": fc.constantFrom("application/json", "application/json; charset=utf-8", "application/merge-patch+json", "text/plain", "application/x-www-form-urlencoded"),
+      "content-type": fc.constantFrom(
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/merge-patch+json",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+      ),
     },
     { requiredKeys: [] },
   );
@@ -106,18 +132,17 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
     fc.jsonValue({ maxDepth: 3 }),
     fc.dictionary(fc.oneof(fc.constantFrom(...bodyFields, "__proto__", "constructor"), printable), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 6 }),
   );
-  const invalidJson = fc.oneof(
-    fc.constantFrom("{", "[1,", '{"a":}', "nul", "{'a':1}", '{"a":1}}', "\u0000", "--"),
-    fc.string({ minLength: 1, maxLength: 40 }),
-  ).filter((s) => {
-    if (s.trim() === "") return false;
-    try {
-      JSON.parse(s);
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  const invalidJson = fc
+    .oneof(fc.constantFrom("{", "[1,", '{"a":}', "nul", "{'a':1}", '{"a":1}}', "\u0000", "--"), fc.string({ minLength: 1, maxLength: 40 }))
+    .filter((s) => {
+      if (s.trim() === "") return false;
+      try {
+        JSON.parse(s);
+        return false;
+      } catch {
+        return true;
+      }
+    });
 
   return fc
     .record({
@@ -128,7 +153,11 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
       json: jsonBody,
       invalidJson,
       media: fc.constantFrom("text/plain", "application/xml", "multipart/form-data; boundary=x", "application/octet-stream"),
-      token: fc.oneof(fc.constant("garbage"), fc.constant(""), printable.map((s) => `${s}.${s}.${s}`)),
+      token: fc.oneof(
+        fc.constant("garbage"),
+        fc.constant(""),
+        printable.map((s) => `${s}.${s}.${s}`),
+      ),
     })
     .map(({ mode, params: p, query: q, headers: h, json, invalidJson: bad, media, token }): FuzzRequest => {
       const headersOut: Record<string, string> = { ...h, authorization: mode === "auth" ? `Bearer ${token}` : `Bearer ${tenant.token}` };
@@ -143,7 +172,8 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
       }
       if (mode === "schema") headersOut["content-type"] = "application/json";
       // Form bodies parse into objects: with no schema to refuse them, such a write could run.
-      if (hasBody(route) && mode !== "media" && headersOut["content-type"] === "application/x-www-form-urlencoded") headersOut["content-type"] = "application/json";
+      if (hasBody(route) && mode !== "media" && headersOut["content-type"] === "application/x-www-form-urlencoded")
+        headersOut["content-type"] = "application/json";
       return { mode, params: p, query: q, headers: headersOut, body };
     })
     .filter((r) => {
@@ -156,12 +186,27 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
 
 // ---- Hostile values: what the database cannot store, inside otherwise valid requests ----
 
-const SAMPLE_TEXT = ["Ana Souza", "11 98765-4321", "Rua Augusta", "1500", "01310-100", "SP", "Sem cebola", "Borda de catupiry", "ana@example.com", "https://93.184.216.34/hooks"];
+const SAMPLE_TEXT = [
+  "Ana Souza",
+  "11 98765-4321",
+  "Rua Augusta",
+  "1500",
+  "01310-100",
+  "SP",
+  "Sem cebola",
+  "Borda de catupiry",
+  "ana@example.com",
+  "https://93.184.216.34/hooks",
+];
 /** PostgreSQL text holds no NUL, and its UTF-8 no unpaired surrogate (which a JSON "\ud800" escape carries). */
 const UNSTORABLE_CHARS = ["\u0000", "\ud800", "\udfff"];
 const HOSTILE_DATES = [
-  "0000-01-01T00:00:00Z", "0000-12-31T23:59:59.999Z", "10000-01-01T00:00:00Z", "+010000-01-01T00:00:00.000Z",
-  "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00",
+  "0000-01-01T00:00:00Z",
+  "0000-12-31T23:59:59.999Z",
+  "10000-01-01T00:00:00Z",
+  "+010000-01-01T00:00:00.000Z",
+  "9999-12-31T23:59:59-01:00",
+  "0001-01-01T00:00:00+01:00",
 ];
 const HUGE_NUMBERS = [1e300, 2 ** 31, 21_474_836.48, Number.MAX_SAFE_INTEGER, 1e21];
 /** Path segments that decode to a NUL, or do not decode at all (a malformed escape, an encoded lone surrogate). */
@@ -221,9 +266,11 @@ const hostileOf: (schema: JsonSchema) => fc.Arbitrary<unknown> = memo((schema) =
     const props = propertiesOf(s);
     if (props.length === 0) return withUnstorable(fc.constantFrom(...SAMPLE_TEXT));
     const required = (s.required ?? []) as string[];
-    return fc.constantFrom(...props).chain(([key, sub]) =>
-      fc.record({ ...Object.fromEntries(props.map(([k, v]) => [k, validOf(v)])), [key]: hostileOf(sub) }, { requiredKeys: [...required, key] }),
-    );
+    return fc
+      .constantFrom(...props)
+      .chain(([key, sub]) =>
+        fc.record({ ...Object.fromEntries(props.map(([k, v]) => [k, validOf(v)])), [key]: hostileOf(sub) }, { requiredKeys: [...required, key] }),
+      );
   }
   if (s.type === "array") {
     const items = s.items as JsonSchema;
@@ -273,7 +320,10 @@ function hostileRequestOf(plan: Plan, door: "hostile" | "graphql"): fc.Arbitrary
           slot === "query"
             ? hostileQueryOf(queryProps)
             : slot === "repeat"
-              ? fc.tuple(fc.constantFrom(...Object.keys(queryProps), "limit", "x"), fc.constantFrom("1", "5", "")).map(([n, v]): [string, string][] => [[n, v], [n, v]])
+              ? fc.tuple(fc.constantFrom(...Object.keys(queryProps), "limit", "x"), fc.constantFrom("1", "5", "")).map(([n, v]): [string, string][] => [
+                  [n, v],
+                  [n, v],
+                ])
               : fc.constant<[string, string][]>([]),
         body: route.body ? (slot === "body" ? hostileOf(route.body) : validOf(route.body)) : fc.constant(undefined),
       })
@@ -335,7 +385,10 @@ describe("fuzzing every route of the route table", () => {
           if (r.mode === "graphql") {
             const errors = (JSON.parse(res.text) as { errors?: { extensions?: { code?: string } }[] }).errors ?? [];
             expect(errors.length, says).toBeGreaterThan(0);
-            expect(errors.map((e) => e.extensions?.code), says).not.toContain("INTERNAL_SERVER_ERROR");
+            expect(
+              errors.map((e) => e.extensions?.code),
+              says,
+            ).not.toContain("INTERNAL_SERVER_ERROR");
             return;
           }
           if (r.mode === "hostile") expect(res.status, says).toBe(400);
@@ -358,18 +411,19 @@ describe("fuzzing every route of the route table", () => {
     const malformed = ["%~", "%zz", "%E0%A4%A~", "%ED%A0%80", "%0~"];
     const id = printable.filter((t) => !t.includes(":"));
     // HTTP Basic parts are form-urlencoded: a bad escape anywhere, or an escaped NUL in the client_id.
-    const basic = fc.oneof(
-      fc.tuple(withUnstorable(id, [...malformed, "%00"]), printable),
-      fc.tuple(id, withUnstorable(printable, malformed)),
-    ).chain(([clientId, clientSecret]) =>
-      fc.boolean().map((form) => ({ headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}` }, body: {}, form })),
-    );
+    const basic = fc
+      .oneof(fc.tuple(withUnstorable(id, [...malformed, "%00"]), printable), fc.tuple(id, withUnstorable(printable, malformed)))
+      .chain(([clientId, clientSecret]) =>
+        fc.boolean().map((form) => ({ headers: { authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}` }, body: {}, form })),
+      );
     const secret = printable.filter((t) => t !== "");
     // A form body cannot carry an unpaired surrogate (its escapes decode as UTF-8): only JSON can.
-    const inBody = fc.oneof(
-      fc.tuple(withUnstorable(printable, ["\u0000"]), secret, fc.boolean()),
-      fc.tuple(withUnstorable(printable, ["\ud800", "\udfff"]), secret, fc.constant(false)),
-    ).map(([clientId, clientSecret, form]) => ({ headers: {}, body: { client_id: clientId, client_secret: clientSecret }, form }));
+    const inBody = fc
+      .oneof(
+        fc.tuple(withUnstorable(printable, ["\u0000"]), secret, fc.boolean()),
+        fc.tuple(withUnstorable(printable, ["\ud800", "\udfff"]), secret, fc.constant(false)),
+      )
+      .map(([clientId, clientSecret, form]) => ({ headers: {}, body: { client_id: clientId, client_secret: clientSecret }, form }));
     await fc.assert(
       fc.asyncProperty(fc.oneof(basic, inBody), async ({ headers, body, form }) => {
         const fields = { grant_type: "client_credentials", ...body };

@@ -35,7 +35,12 @@ describe("request hardening", () => {
         controller.enqueue(chunk);
       },
     });
-    const res = await fetch(`${app.baseUrl}${tokenPath}`, { method: "POST", headers: { "content-type": "application/json" }, body: stream, duplex: "half" } as RequestInit);
+    const res = await fetch(`${app.baseUrl}${tokenPath}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect(((await res.json()) as { code: string }).code).toBe("PAYLOAD_TOO_LARGE");
   });
@@ -64,12 +69,22 @@ describe("request hardening", () => {
 
   it("answers a malformed percent-escape in a path parameter with 400, not a URIError", () => {
     const probe = defineRoute({
-      operationId: "probe", method: "GET", path: "/public/v1/probe/{id}", tag: "Probe", summary: "probe", scope: null,
-      pathParams: { id: uuid }, document: "query probe { store { id } }", variables: () => ({}), respond: () => ({}), status: 200,
+      operationId: "probe",
+      method: "GET",
+      path: "/public/v1/probe/{id}",
+      tag: "Probe",
+      summary: "probe",
+      scope: null,
+      pathParams: { id: uuid },
+      document: "query probe { store { id } }",
+      variables: () => ({}),
+      respond: () => ({}),
+      status: 200,
       response: { description: "probe" },
     });
     const router = new RestRouter(app.services, schema, [probe as unknown as AnyRoute]);
-    for (const raw of ["%", "%zz", "%E0%A4%A"]) expect(() => router.match("GET", `/public/v1/probe/${raw}`)).toThrow(expect.objectContaining({ code: "INVALID_REQUEST" }));
+    for (const raw of ["%", "%zz", "%E0%A4%A"])
+      expect(() => router.match("GET", `/public/v1/probe/${raw}`)).toThrow(expect.objectContaining({ code: "INVALID_REQUEST" }));
     expect(router.match("GET", "/public/v1/probe/a%20b").params).toEqual({ id: "a b" });
   });
 
@@ -91,7 +106,12 @@ describe("W3C traceparent", () => {
 
   it("is ignored when invalid, and the request id stands in", async () => {
     const requestId = "5f0c7a0e-8d7e-4c59-9d55-2d8a8c7f3b11";
-    for (const bad of [`ff-${traceId}-00f067aa0ba902b7-01`, `00-${"0".repeat(32)}-00f067aa0ba902b7-01`, `00-${traceId.toUpperCase()}-00f067aa0ba902b7-01`, "garbage"]) {
+    for (const bad of [
+      `ff-${traceId}-00f067aa0ba902b7-01`,
+      `00-${"0".repeat(32)}-00f067aa0ba902b7-01`,
+      `00-${traceId.toUpperCase()}-00f067aa0ba902b7-01`,
+      "garbage",
+    ]) {
       const res = await call(app, "GET", "/nowhere", { headers: { traceparent: bad, "x-request-id": requestId } });
       expect((res.body as { traceId: string }).traceId).toBe(requestId.replace(/-/g, ""));
     }
@@ -136,7 +156,8 @@ describe("GET /metrics", () => {
   it("exposes request, rate-limit, delivery and queue series, labelled by route template", async () => {
     await call(app, "GET", "/public/v1/store", { token: tenant.token });
     await call(app, "GET", `/public/v1/no/such/${"a".repeat(30)}`, { token: tenant.token });
-    for (let i = 0; i < 3; i++) await call(app, "POST", tokenPath, { body: { grant_type: "client_credentials", client_id: "sbx_stuffing", client_secret: "guess" } });
+    for (let i = 0; i < 3; i++)
+      await call(app, "POST", tokenPath, { body: { grant_type: "client_credentials", client_id: "sbx_stuffing", client_secret: "guess" } });
     await app.services.pool.query(`SELECT graphile_worker.add_job('cleanup_rate_limits', '{}'::json, run_at := now() - interval '5 seconds')`);
 
     const res = await fetch(`${app.baseUrl}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
@@ -149,7 +170,8 @@ describe("GET /metrics", () => {
     expect(text).toMatch(/^http_request_duration_seconds_bucket\{le="0.1",method="GET",route="\/public\/v1\/store",status="200"\} \d+/m);
     expect(text).toMatch(/^http_requests_total\{method="POST",route="\/partner\/auth\/token",status="429"\} 1$/m);
     expect(text).toMatch(/^rate_limit_rejections_total\{subject="token"\} 1$/m);
-    for (const status of ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"]) expect(text).toMatch(new RegExp(`^webhook_deliveries\\{status="${status}"\\} 0$`, "m"));
+    for (const status of ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"])
+      expect(text).toMatch(new RegExp(`^webhook_deliveries\\{status="${status}"\\} 0$`, "m"));
     expect(text).toMatch(/^job_queue_jobs\{task="cleanup_rate_limits",state="ready"\} 1$/m);
     const lag = Number(/^job_queue_lag_seconds (\S+)$/m.exec(text)?.[1]);
     expect(lag).toBeGreaterThanOrEqual(4);

@@ -43,7 +43,10 @@ describe("the token issuer without PUBLIC_BASE_URL", () => {
     expect(decodeJwt(fromA).iss).toBe(decodeJwt(fromB).iss);
     // The first process to start chose it: its own base URL.
     expect([a.baseUrl, b.baseUrl]).toContain(decodeJwt(fromA).iss);
-    for (const [base, t] of [[b.baseUrl, fromA], [a.baseUrl, fromB]]) {
+    for (const [base, t] of [
+      [b.baseUrl, fromA],
+      [a.baseUrl, fromB],
+    ]) {
       const res = await fetch(`${base}/public/v1/store`, { headers: { authorization: `Bearer ${t}` } });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { id: string }).id).toBe(store.id);

@@ -8,7 +8,13 @@ let app: TestApp;
 
 beforeAll(async () => {
   // Small limits so each case reaches them in a handful of requests.
-  app = await startTestApp({ RATE_LIMIT_SANDBOX_STORE: "4", RATE_LIMIT_SANDBOX_APP: "6", RATE_LIMIT_PRODUCTION_STORE: "7", RATE_LIMIT_PRODUCTION_APP: "9", RATE_LIMIT_TOKEN_PER_CLIENT: "3" });
+  app = await startTestApp({
+    RATE_LIMIT_SANDBOX_STORE: "4",
+    RATE_LIMIT_SANDBOX_APP: "6",
+    RATE_LIMIT_PRODUCTION_STORE: "7",
+    RATE_LIMIT_PRODUCTION_APP: "9",
+    RATE_LIMIT_TOKEN_PER_CLIENT: "3",
+  });
   await startOfFreshMinute(8);
 });
 afterAll(() => app.close());
@@ -60,7 +66,9 @@ describe("API rate limits over HTTP", () => {
       expectProblem(refused, 403, "FORBIDDEN");
       expect(refused.headers.get("x-ratelimit-limit")).toBeNull();
     }
-    const { rows } = await app.services.pool.query<{ count: number }>(`SELECT sum(count)::int AS count FROM "RateLimitCounter" WHERE subject = $1`, [`store:${t.storeId}`]);
+    const { rows } = await app.services.pool.query<{ count: number }>(`SELECT sum(count)::int AS count FROM "RateLimitCounter" WHERE subject = $1`, [
+      `store:${t.storeId}`,
+    ]);
     expect(rows[0].count).toBe(1);
   });
 

@@ -33,7 +33,13 @@ beforeAll(async () => {
       customerId: i % 3 === 2 ? null : i % 2 ? customer.id : undefined,
       type: i % 3 ? "DELIVERY" : "PICKUP",
       items: [
-        { name: products[0].name, productId: products[0].id, quantity: 1 + i, unitPriceCents: products[0].priceCents, additionals: [{ name: "Extra", quantity: 1, priceCents: 300 }] },
+        {
+          name: products[0].name,
+          productId: products[0].id,
+          quantity: 1 + i,
+          unitPriceCents: products[0].priceCents,
+          additionals: [{ name: "Extra", quantity: 1, priceCents: 300 }],
+        },
         { name: products[1].name, productId: products[1].id, quantity: 1, unitPriceCents: products[1].priceCents, notes: i % 2 ? "no onions" : undefined },
       ],
       payments: [{ method: "CASH", status: "PENDING", changeForCents: i % 2 ? 10000 : null }],

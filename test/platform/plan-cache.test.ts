@@ -88,7 +88,9 @@ describe("Prisma's plan cache", () => {
     // An Int compared with a placeholder is typed int, and bigint when written out: the plans differ.
     const before = planCacheStats();
     const numbered = (storeId: string, n: number) => db.order.findMany({ where: { storeId, orderNumber: { gt: n } }, select: { orderNumber: true } });
-    const [low, middle, high] = (await db.order.findMany({ where: { storeId: stores[1].id }, select: { orderNumber: true } })).map((o) => o.orderNumber).sort((x, y) => x - y);
+    const [low, middle, high] = (await db.order.findMany({ where: { storeId: stores[1].id }, select: { orderNumber: true } }))
+      .map((o) => o.orderNumber)
+      .sort((x, y) => x - y);
     expect((await numbered(stores[1].id, low)).map((o) => o.orderNumber).sort((x, y) => x - y)).toEqual([middle, high]);
     expect((await numbered(stores[1].id, middle)).map((o) => o.orderNumber)).toEqual([high]);
     const after = planCacheStats();
@@ -102,7 +104,10 @@ describe("Prisma's plan cache", () => {
     const orders = await db.order.findMany({ where: { storeId: { in: [a.id, b.id] } }, select: { id: true, storeId: true, deliveryAddress: true } });
     for (const o of orders.slice(0, 3)) {
       const city = (o.deliveryAddress as { city: string }).city;
-      const found = await db.order.findMany({ where: { storeId: o.storeId, deliveryAddress: { path: ["city"], string_contains: city } }, select: { id: true } });
+      const found = await db.order.findMany({
+        where: { storeId: o.storeId, deliveryAddress: { path: ["city"], string_contains: city } },
+        select: { id: true },
+      });
       expect(found.map((f) => f.id)).toContain(o.id);
     }
     expect(await db.order.count({ where: { storeId: a.id, deliveryAddress: { path: ["city"], equals: "Nowhere at all" } } })).toBe(0);

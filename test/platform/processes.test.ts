@@ -56,7 +56,10 @@ describe("request logs", () => {
     expect(((await res.json()) as { traceId: string }).traceId).toBe(traceId);
     const deadline = Date.now() + 3000;
     while (!b.output().includes(traceId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const line = b.output().split("\n").find((l) => l.includes(traceId));
+    const line = b
+      .output()
+      .split("\n")
+      .find((l) => l.includes(traceId));
     expect(JSON.parse(line ?? "{}")).toMatchObject({ traceId, path: "/public/v1/unknown", status: 404, msg: "request" });
   });
 });

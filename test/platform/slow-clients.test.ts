@@ -110,7 +110,10 @@ function postInChunks(total: number, declareLength: boolean): Promise<{ answer: 
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (d: string) => (text += d));
-      res.on("end", () => (answer = { status: res.statusCode ?? 0, contentType: res.headers["content-type"], code: (JSON.parse(text) as { code?: unknown }).code }));
+      res.on(
+        "end",
+        () => (answer = { status: res.statusCode ?? 0, contentType: res.headers["content-type"], code: (JSON.parse(text) as { code?: unknown }).code }),
+      );
     });
     req.on("error", (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message));
     req.on("close", () => setImmediate(() => resolve({ answer, error })));
@@ -138,7 +141,8 @@ function streamOf(total: number): ReadableStream<Uint8Array> {
   });
 }
 
-const expect413 = (answer: Answer) => expect(answer).toEqual({ status: 413, contentType: expect.stringContaining("application/problem+json"), code: "PAYLOAD_TOO_LARGE" });
+const expect413 = (answer: Answer) =>
+  expect(answer).toEqual({ status: 413, contentType: expect.stringContaining("application/problem+json"), code: "PAYLOAD_TOO_LARGE" });
 
 describe("bodies over 1 MiB", () => {
   it.each([2 * MiB, 5 * MiB])("fetch reads the 413 problem for a %i-byte body with a declared length, with no EPIPE", async (size) => {
@@ -173,7 +177,17 @@ describe("bodies over 1 MiB", () => {
 
     /** curl's answer and how many bytes of the body it uploaded. */
     async function curl(args: string[]): Promise<{ status: string; code: unknown; uploaded: number }> {
-      const out = await promisify(execFile)("curl", ["-sS", ...args, "-H", "content-type: application/json", "--data-binary", `@${file}`, "-w", "\n%{http_code} %{size_upload}", `${app.baseUrl}${TOKEN_PATH}`]);
+      const out = await promisify(execFile)("curl", [
+        "-sS",
+        ...args,
+        "-H",
+        "content-type: application/json",
+        "--data-binary",
+        `@${file}`,
+        "-w",
+        "\n%{http_code} %{size_upload}",
+        `${app.baseUrl}${TOKEN_PATH}`,
+      ]);
       const [body, stats] = out.stdout.split("\n");
       const [status, uploaded] = stats.split(" ");
       return { status, code: (JSON.parse(body) as { code?: unknown }).code, uploaded: Number(uploaded) };
@@ -188,28 +202,31 @@ describe("bodies over 1 MiB", () => {
     });
   });
 
-  it.each([2 * MiB, 5 * MiB])("a client that sends the whole %i-byte body before it reads (as Python's http.client does) reads the 413, with no EPIPE", async (size) => {
-    const result = await new Promise<{ answer: string; error: string | null }>((resolve) => {
-      // allowHalfOpen: it keeps sending after the server's FIN, as such clients do.
-      const socket = connect({ port: portOf(app.baseUrl), host: "127.0.0.1", allowHalfOpen: true });
-      let answer = "";
-      let error: string | null = null;
-      socket.on("data", (d: Buffer) => (answer += d.toString()));
-      socket.on("error", (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message));
-      socket.on("close", () => resolve({ answer, error }));
-      const chunk = Buffer.alloc(64 * 1024, "x");
-      void (async () => {
-        socket.write(`POST ${TOKEN_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`);
-        for (let written = 0; written < size && !socket.destroyed; written += chunk.length) {
-          if (!socket.write(chunk)) await new Promise((r) => socket.once("drain", r));
-          await pause();
-        }
-        socket.end();
-      })();
-    });
-    expect(result.error).toBeNull();
-    expect(result.answer).toMatch(/^HTTP\/1\.1 413 [\s\S]*"code":"PAYLOAD_TOO_LARGE"/);
-  });
+  it.each([2 * MiB, 5 * MiB])(
+    "a client that sends the whole %i-byte body before it reads (as Python's http.client does) reads the 413, with no EPIPE",
+    async (size) => {
+      const result = await new Promise<{ answer: string; error: string | null }>((resolve) => {
+        // allowHalfOpen: it keeps sending after the server's FIN, as such clients do.
+        const socket = connect({ port: portOf(app.baseUrl), host: "127.0.0.1", allowHalfOpen: true });
+        let answer = "";
+        let error: string | null = null;
+        socket.on("data", (d: Buffer) => (answer += d.toString()));
+        socket.on("error", (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message));
+        socket.on("close", () => resolve({ answer, error }));
+        const chunk = Buffer.alloc(64 * 1024, "x");
+        void (async () => {
+          socket.write(`POST ${TOKEN_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`);
+          for (let written = 0; written < size && !socket.destroyed; written += chunk.length) {
+            if (!socket.write(chunk)) await new Promise((r) => socket.once("drain", r));
+            await pause();
+          }
+          socket.end();
+        })();
+      });
+      expect(result.error).toBeNull();
+      expect(result.answer).toMatch(/^HTTP\/1\.1 413 [\s\S]*"code":"PAYLOAD_TOO_LARGE"/);
+    },
+  );
 
   it("still answers the next request on the same connection once the refused body has been read", async () => {
     const answers = await new Promise<string>((resolve, reject) => {

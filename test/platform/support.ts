@@ -30,7 +30,9 @@ export async function tableCounter(app: TestApp): Promise<() => Promise<Record<s
   );
   const sql = `SELECT ${rows.map((r, i) => `(SELECT count(*) FROM ${r.name})::int AS t${i}`).join(", ")}`;
   return async () => {
-    const { rows: [counts] } = await app.services.pool.query<Record<string, number>>(sql);
+    const {
+      rows: [counts],
+    } = await app.services.pool.query<Record<string, number>>(sql);
     return Object.fromEntries(rows.map((r, i) => [r.name, counts[`t${i}`]]));
   };
 }
@@ -40,10 +42,9 @@ export async function tableCounter(app: TestApp): Promise<() => Promise<Record<s
  * starts early in a minute, so the previous minute's weight cannot blur the boundary it asserts.
  */
 export async function startOfFreshMinute(neededSeconds: number): Promise<void> {
-  const left = 60 - (Date.now() / 1000) % 60;
+  const left = 60 - ((Date.now() / 1000) % 60);
   if (left < neededSeconds) await new Promise((r) => setTimeout(r, left * 1000 + 200));
 }
-
 
 export interface ApiProcess {
   child: ChildProcess;
@@ -86,7 +87,10 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
   const deadline = Date.now() + 40_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${role} process exited early (${child.exitCode}):\n${out}`);
-    const ok = await fetch(`${baseUrl}/${role === "api" ? "readyz" : "healthz"}`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${baseUrl}/${role === "api" ? "readyz" : "healthz"}`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) {
       child.kill("SIGKILL");

@@ -30,7 +30,11 @@ describe("categories", () => {
     expect(res.status).toBe(200);
     expectResponseSchema("listCategories", res.body);
     expect(Object.keys(res.body)).toEqual(["data"]);
-    expect(res.body.data.map((c) => [c.name, c.position])).toEqual([["Entradas", 1], ["Bebidas", 2], ["Lanches", 3]]);
+    expect(res.body.data.map((c) => [c.name, c.position])).toEqual([
+      ["Entradas", 1],
+      ["Bebidas", 2],
+      ["Lanches", 3],
+    ]);
     expect(Object.keys(res.body.data[0]).sort()).toEqual(["id", "name", "position"]);
   });
 });
@@ -44,7 +48,12 @@ describe("products", () => {
     // Name order is the database collation's ("Água" sorts by its collation rules): ask it for the expectation.
     const expected = await db.product.findMany({ where: { storeId: tenant.storeId }, orderBy: [{ categoryPosition: "asc" }, { name: "asc" }, { id: "asc" }] });
     expect(items.map((p) => p.id)).toEqual(expected.map((p) => p.id));
-    expect(items.slice(0, 3).map((p) => p.name).sort()).toEqual(["Pizza Calabresa", "Pizza Margherita", "Pizza Quatro Queijos"]);
+    expect(
+      items
+        .slice(0, 3)
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(["Pizza Calabresa", "Pizza Margherita", "Pizza Quatro Queijos"]);
     expect(items.find((p) => p.id === paused.id)?.isActive).toBe(false);
     const page = await call<PageBody<ProductBody>>(app, "GET", "/public/v1/catalog/products", { token: tenant.token });
     expectResponseSchema("listProducts", page.body);
@@ -62,7 +71,9 @@ describe("products", () => {
       db.product.create({ data: { storeId: t.storeId, categoryId: category.id, categoryPosition, name, priceCents: 900 } });
     const originals = [];
     for (const name of ["Carne", "Queijo", "Pizza", "Palmito", "Frango", "Queijo", "Queijo", "Bauru", "Camarão", "Queijo"]) originals.push(await make(name));
-    const expected = (await db.product.findMany({ where: { storeId: t.storeId }, orderBy: [{ categoryPosition: "asc" }, { name: "asc" }, { id: "asc" }] })).map((p) => p.id);
+    const expected = (await db.product.findMany({ where: { storeId: t.storeId }, orderBy: [{ categoryPosition: "asc" }, { name: "asc" }, { id: "asc" }] })).map(
+      (p) => p.id,
+    );
     const added: string[] = [];
     const items = await walk<ProductBody>(app, t.token, "/public/v1/catalog/products?limit=3", async () => {
       added.push((await make("Queijo")).id, (await make("Aipim", 1)).id, (await make("Zzz", 9)).id);
@@ -98,7 +109,14 @@ describe("products", () => {
     });
     const water = products.find((p) => p.name === "Água mineral 500ml")!;
     const plain = await call<Record<string, unknown>>(app, "GET", `/public/v1/catalog/products/${water.id}`, { token: tenant.token });
-    expect(plain.body).toMatchObject({ description: null, additionals: [], variations: [{ name: "Sem gás", price: 4 }, { name: "Com gás", price: 4.5 }] });
+    expect(plain.body).toMatchObject({
+      description: null,
+      additionals: [],
+      variations: [
+        { name: "Sem gás", price: 4 },
+        { name: "Com gás", price: 4.5 },
+      ],
+    });
   });
 
   it("validation: limits, cursors, malformed and unknown ids", async () => {
@@ -135,7 +153,15 @@ describe("products", () => {
 describe("store profile", () => {
   it("returns the profile with status, address, opening hours and public settings", async () => {
     const db = app.services.db;
-    const address = { street: "Rua dos Pinheiros", number: "870", neighborhood: "Pinheiros", city: "São Paulo", state: "SP", postalCode: "05422-001", complement: null };
+    const address = {
+      street: "Rua dos Pinheiros",
+      number: "870",
+      neighborhood: "Pinheiros",
+      city: "São Paulo",
+      state: "SP",
+      postalCode: "05422-001",
+      complement: null,
+    };
     const openingHours = [
       { dayOfWeek: 0, opens: "18:00", closes: "23:00" },
       { dayOfWeek: 5, opens: "18:00", closes: "23:59" },
@@ -147,7 +173,10 @@ describe("store profile", () => {
       where: { id: tenant.storeId },
       data: { status: "PAUSED", address, openingHours, publicSettings, logo: "https://images.example.com/logo.png", phone: "+55 11 3000-0000" },
     });
-    const res = await call<Record<string, unknown>>(app, "GET", "/public/v1/store", { token: tenant.token, headers: { "x-request-id": "7f1c9a52-3a57-4a3b-9f62-1f0b2d4c8e90" } });
+    const res = await call<Record<string, unknown>>(app, "GET", "/public/v1/store", {
+      token: tenant.token,
+      headers: { "x-request-id": "7f1c9a52-3a57-4a3b-9f62-1f0b2d4c8e90" },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-request-id")).toBe("7f1c9a52-3a57-4a3b-9f62-1f0b2d4c8e90");
     expectResponseSchema("getStore", res.body);

@@ -28,7 +28,13 @@ async function seed(name: string): Promise<Seeded> {
   const { categories, products } = await createCatalog(db, tenant.storeId);
   const customers = [];
   for (const customerName of ["Ana Souza", "Bruno Lima", "Carla Dias"]) {
-    customers.push(await createCustomer(db, tenant.storeId, { name: customerName, phone: "(11) 95555-0000", email: `${customerName.split(" ")[0].toLowerCase()}@example.com` }));
+    customers.push(
+      await createCustomer(db, tenant.storeId, {
+        name: customerName,
+        phone: "(11) 95555-0000",
+        email: `${customerName.split(" ")[0].toLowerCase()}@example.com`,
+      }),
+    );
   }
   const orders = [];
   const statuses = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"] as const;
@@ -106,7 +112,10 @@ describe("REST", () => {
     expect(new Set(restMatrix(a, b).map((r) => r.operationId))).toEqual(new Set(reads));
   });
 
-  for (const [me, other] of [["A", "B"], ["B", "A"]] as const) {
+  for (const [me, other] of [
+    ["A", "B"],
+    ["B", "A"],
+  ] as const) {
     it(`${me}'s token never sees ${other}'s data, and ${other}'s ids are unknown`, async () => {
       const [mine, theirs] = me === "A" ? [a, b] : [b, a];
       for (const req of restMatrix(mine, theirs)) {
@@ -164,7 +173,11 @@ describe("GraphQL", () => {
         expect(one.errors?.[0].extensions?.code, field).toBe("NOT_FOUND");
         expectNothingOf(theirs, one, field, id);
       }
-      for (const [field, id] of [["orders", theirs.sampleOrder], ["customers", theirs.sampleCustomer], ["products", theirs.sampleProduct]] as const) {
+      for (const [field, id] of [
+        ["orders", theirs.sampleOrder],
+        ["customers", theirs.sampleCustomer],
+        ["products", theirs.sampleProduct],
+      ] as const) {
         const page = await graphql(app, `query($c: String) { ${field}(cursor: $c) { data { id } } }`, { c: id }, mine.tenant.token);
         expect(page.errors?.[0].extensions?.code, field).toBe("INVALID_REQUEST");
       }

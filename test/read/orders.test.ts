@@ -16,8 +16,22 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const LIST_FIELDS = [
-  "id", "displayId", "orderNumber", "status", "type", "subtotal", "deliveryFee", "discount", "total", "totalAmount",
-  "customer", "deliveryAddress", "items", "payments", "createdAt", "updatedAt",
+  "id",
+  "displayId",
+  "orderNumber",
+  "status",
+  "type",
+  "subtotal",
+  "deliveryFee",
+  "discount",
+  "total",
+  "totalAmount",
+  "customer",
+  "deliveryAddress",
+  "items",
+  "payments",
+  "createdAt",
+  "updatedAt",
 ].sort();
 const DETAIL_FIELDS = [...LIST_FIELDS, "couponCode", "statusHistory", "scheduledFor", "notes", "cancellationReason"].sort();
 const STATUSES: OrderStatus[] = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"];
@@ -74,7 +88,10 @@ describe("order fields", () => {
     });
     expect(Object.keys(body.customer as object).sort()).toEqual(["id", "name", "phone"]);
     expect(order.orderNumber).toBeGreaterThan(1000);
-    expect(body.deliveryAddress).toEqual({ ...(order.deliveryAddress as object), complement: (order.deliveryAddress as { complement: string | null }).complement });
+    expect(body.deliveryAddress).toEqual({
+      ...(order.deliveryAddress as object),
+      complement: (order.deliveryAddress as { complement: string | null }).complement,
+    });
     expect(body.items).toEqual([
       {
         id: order.items[0].id,
@@ -124,9 +141,7 @@ describe("order list order and pagination", () => {
     for (let i = 0; i < 25; i++) {
       originals.push(await createOrder(app.services.db, t.storeId, { customerId: null, createdAt: new Date(base - Math.floor(i / 3) * 60_000) }));
     }
-    const expected = [...originals]
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
-      .map((o) => o.id);
+    const expected = [...originals].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((o) => o.id);
     const late: string[] = [];
     const items = await walk<OrderBody>(app, t.token, "/public/v1/orders?limit=7", async (page) => {
       // A new order (newest: before the cursor, not part of this walk) and, once, an old one still ahead of it.
@@ -140,7 +155,8 @@ describe("order list order and pagination", () => {
 
   it("limit defaults to 20 and honours 1 and 100", async () => {
     const t = await createTenant(app, { scopes: ["orders:read"] });
-    for (let i = 0; i < 21; i++) await createOrder(app.services.db, t.storeId, { customerId: null, items: [{ name: "Café", quantity: 1, unitPriceCents: 500 }] });
+    for (let i = 0; i < 21; i++)
+      await createOrder(app.services.db, t.storeId, { customerId: null, items: [{ name: "Café", quantity: 1, unitPriceCents: 500 }] });
     const def = await call<PageBody>(app, "GET", "/public/v1/orders", { token: t.token });
     expect(def.body.data).toHaveLength(20);
     expect(def.body.pagination.hasMore).toBe(true);
@@ -261,10 +277,19 @@ describe("GraphQL selections for dashboards", () => {
     const first = await createOrder(app.services.db, t.storeId, { customerId: customer.id, createdAt: new Date("2025-02-01T10:00:00.000Z") });
     const second = await createOrder(app.services.db, t.storeId, { customerId: customer.id, createdAt: new Date("2025-02-03T10:00:00.000Z") });
     const query = `query($id: ID!) { order(id: $id) { orderNumber customer { name email contactSummary { orderCount firstOrderAt lastOrderAt } orders { id total } } } }`;
-    const res = await graphql<{ order: { customer: { email: string; contactSummary: unknown; orders: { id: string }[] } } }>(app, query, { id: first.id }, t.token);
+    const res = await graphql<{ order: { customer: { email: string; contactSummary: unknown; orders: { id: string }[] } } }>(
+      app,
+      query,
+      { id: first.id },
+      t.token,
+    );
     expect(res.errors).toBeUndefined();
     expect(res.data?.order.customer.email).toBe(customer.email);
-    expect(res.data?.order.customer.contactSummary).toEqual({ orderCount: 2, firstOrderAt: "2025-02-01T10:00:00.000Z", lastOrderAt: "2025-02-03T10:00:00.000Z" });
+    expect(res.data?.order.customer.contactSummary).toEqual({
+      orderCount: 2,
+      firstOrderAt: "2025-02-01T10:00:00.000Z",
+      lastOrderAt: "2025-02-03T10:00:00.000Z",
+    });
     expect(res.data?.order.customer.orders.map((o) => o.id)).toEqual([second.id, first.id]);
 
     const ordersOnly = await createTenant(app, { scopes: ["orders:read"] });

@@ -37,7 +37,10 @@ beforeAll(async () => {
         { name: p.name, productId: p.id, quantity: 1 + (i % 3), unitPriceCents: p.priceCents, additionals: [{ name: "Extra", quantity: 1, priceCents: 300 }] },
         { name: q.name, productId: q.id, quantity: 1, unitPriceCents: q.priceCents },
       ],
-      payments: [{ method: "CREDIT_CARD", status: "APPROVED", valueCents: 1000 }, { method: "CASH", status: "PENDING", changeForCents: 5000 }],
+      payments: [
+        { method: "CREDIT_CARD", status: "APPROVED", valueCents: 1000 },
+        { method: "CASH", status: "PENDING", changeForCents: 5000 },
+      ],
     });
   }
   pool = new pg.Pool({ connectionString: app.databaseUrl, max: 3 });
@@ -119,7 +122,8 @@ describe("a page costs a constant number of statements, whatever its size", () =
     ],
     [
       "GraphQL customers with addresses, contact summary and orders",
-      (limit) => `{ customers(limit: ${limit}) { data { id deliveryAddresses { street } contactSummary { orderCount firstOrderAt } orders { id payments { method } } } } }`,
+      (limit) =>
+        `{ customers(limit: ${limit}) { data { id deliveryAddresses { street } contactSummary { orderCount firstOrderAt } orders { id payments { method } } } } }`,
     ],
     [
       "GraphQL products with category, variations and additionals",

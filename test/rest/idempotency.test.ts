@@ -101,7 +101,10 @@ describe.each([
       throw new ApiError("UNPROCESSABLE_ENTITY", "nope");
     });
     await expect(mw()(request(key("key-5"), {}), failing.run)).rejects.toMatchObject({ code: "UNPROCESSABLE_ENTITY" });
-    await expect(mw()(request(key("key-5"), {}), failing.run)).rejects.toMatchObject({ code: "UNPROCESSABLE_ENTITY", headers: { "idempotent-replayed": "true" } });
+    await expect(mw()(request(key("key-5"), {}), failing.run)).rejects.toMatchObject({
+      code: "UNPROCESSABLE_ENTITY",
+      headers: { "idempotent-replayed": "true" },
+    });
     expect(failing.calls).toBe(1);
 
     const crash = counting(async () => {

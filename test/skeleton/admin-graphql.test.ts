@@ -15,7 +15,9 @@ const REVOKE = `mutation($input: GrantInput!) { revokeGrant(input: $input) { id 
 
 describe("admin GraphQL", () => {
   it("an operator creates a store, an Application and a Grant, and the partner gets a token", async () => {
-    const store = await graphql<{ createStore: { id: string; code: string; environment: string } }>(app, CREATE_STORE, { input: { name: "Cantina", environment: "SANDBOX" } });
+    const store = await graphql<{ createStore: { id: string; code: string; environment: string } }>(app, CREATE_STORE, {
+      input: { name: "Cantina", environment: "SANDBOX" },
+    });
     expect(store.errors).toBeUndefined();
     expect(store.data?.createStore.code).toMatch(/^[A-Z0-9]{10}$/);
     const created = await graphql<{ createApplication: { application: { clientId: string; scopes: string[] }; clientSecret: string } }>(app, CREATE_APP, {
@@ -44,7 +46,11 @@ describe("admin GraphQL", () => {
   });
 
   it("without a credential /graphql answers 401 problem+json", async () => {
-    const res = await fetch(`${app.baseUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ stores { id } }" }) });
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ stores { id } }" }),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
     expect(((await res.json()) as { code: string }).code).toBe("UNAUTHORIZED");
@@ -55,7 +61,11 @@ describe("admin GraphQL", () => {
     const res = await graphql(app, CREATE_STORE, { input: { name: "x", environment: "SANDBOX" } }, t.token);
     expect(res.errors?.[0].extensions?.code).toBe("FORBIDDEN");
     expect(await app.services.db.store.count({ where: { name: "x" } })).toBe(0);
-    const bad = await fetch(`${app.baseUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer adm_wrong" }, body: JSON.stringify({ query: "{ stores { id } }" }) });
+    const bad = await fetch(`${app.baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer adm_wrong" },
+      body: JSON.stringify({ query: "{ stores { id } }" }),
+    });
     expect(bad.status).toBe(401);
   });
 

@@ -3,7 +3,14 @@ import { ConfigError, loadConfig } from "../../src/config.js";
 
 it("defaults are the documented ones", () => {
   const c = loadConfig({});
-  expect(c).toMatchObject({ PORT: 3000, DATA_DIR: ".data", ACCESS_TOKEN_TTL_SECONDS: 3600, WEBHOOK_TIMEOUT_MS: 5000, WEBHOOK_ALLOW_PRIVATE_NETWORKS: false, ROLE: "all" });
+  expect(c).toMatchObject({
+    PORT: 3000,
+    DATA_DIR: ".data",
+    ACCESS_TOKEN_TTL_SECONDS: 3600,
+    WEBHOOK_TIMEOUT_MS: 5000,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: false,
+    ROLE: "all",
+  });
   expect(c.WEBHOOK_RETRY_SCHEDULE).toEqual([60_000, 120_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000, 57_600_000]);
   expect(c.publicBaseUrl).toBe("http://127.0.0.1:3000");
 });
@@ -11,7 +18,14 @@ it("defaults are the documented ones", () => {
 it("reports every bad variable at once, one line each, naming it", () => {
   let message = "";
   try {
-    loadConfig({ PORT: "eighty", DATABASE_URL: "mysql://x", WEBHOOK_RETRY_SCHEDULE: "1m,soon", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "maybe", LOG_LEVEL: "loud", ROLE: "both" });
+    loadConfig({
+      PORT: "eighty",
+      DATABASE_URL: "mysql://x",
+      WEBHOOK_RETRY_SCHEDULE: "1m,soon",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "maybe",
+      LOG_LEVEL: "loud",
+      ROLE: "both",
+    });
   } catch (e) {
     expect(e).toBeInstanceOf(ConfigError);
     message = (e as Error).message;

@@ -113,12 +113,19 @@ it(`a worker killed with SIGKILL mid-burst of ${BURST} events loses none once an
 it("two workers sharing the queue send each attempt once", async () => {
   const t = await createTenant(app);
   receiver.on("/shared", () => ({ status: 200, delayMs: 5 }));
-  const res = await call<{ id: string }>(app, "POST", "/public/v1/webhooks", { token: t.token, body: { url: receiver.url("/shared"), events: ["order.created"] } });
+  const res = await call<{ id: string }>(app, "POST", "/public/v1/webhooks", {
+    token: t.token,
+    body: { url: receiver.url("/shared"), events: ["order.created"] },
+  });
   const workers = await Promise.all([startWorker(app.services, app.databaseUrl), startWorker(app.services, app.databaseUrl)]);
   try {
     const ids: string[] = [];
     await emitMany(t.storeId, 300, ids);
-    await waitFor("all deliveries", async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: res.body.id, status: "DELIVERED" } })) === 300, 30_000);
+    await waitFor(
+      "all deliveries",
+      async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: res.body.id, status: "DELIVERED" } })) === 300,
+      30_000,
+    );
     const received = receiver.requests("/shared").map((r) => String(r.headers["x-service-event-id"]));
     expect(received).toHaveLength(300);
     expect(new Set(received)).toEqual(new Set(ids));

@@ -270,7 +270,14 @@ describe("test events and secret rotation", () => {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.body).toEqual(ok.body);
     expect(receiver.requests("/test-ok")).toHaveLength(1);
-    expect(ok.body).toMatchObject({ eventType: "webhook.test", status: "DELIVERED", attempts: 1, httpStatus: 200, endpointId: endpoint.id, nextAttemptAt: null });
+    expect(ok.body).toMatchObject({
+      eventType: "webhook.test",
+      status: "DELIVERED",
+      attempts: 1,
+      httpStatus: 200,
+      endpointId: endpoint.id,
+      nextAttemptAt: null,
+    });
     const [req] = receiver.requests("/test-ok");
     expect(JSON.parse(req.body)).toMatchObject({ eventType: "webhook.test", eventId: ok.body.eventId, data: { message: expect.any(String) } });
     expect(verifySignature(req.headers["x-service-signature"] as string, req.body, endpoint.secret)).toBe(true);
@@ -366,7 +373,12 @@ describe("administrators in GraphQL", () => {
     expect(receiver.requests("/admin-b")).toHaveLength(2);
 
     // A partner token cannot use the administrator filters or fields.
-    const partner = await graphql(app, `query($storeId: ID) { webhookDeliveries(storeId: $storeId) { data { id } } }`, { storeId: otherTenant.storeId }, tenant.token);
+    const partner = await graphql(
+      app,
+      `query($storeId: ID) { webhookDeliveries(storeId: $storeId) { data { id } } }`,
+      { storeId: otherTenant.storeId },
+      tenant.token,
+    );
     expect(partner.errors?.[0].extensions?.code).toBe("FORBIDDEN");
     const toggle = await graphql(app, `mutation($id: ID!) { setWebhookEndpointStatus(id: $id, status: INACTIVE) { id } }`, { id: a.id }, tenant.token);
     expect(toggle.errors?.[0].extensions?.code).toBe("FORBIDDEN");

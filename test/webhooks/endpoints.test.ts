@@ -54,7 +54,20 @@ async function emitAndFanOutWithAttempts(storeId: string, type: "order.created" 
 }
 
 const ENDPOINT_KEYS = ["events", "failureCount", "id", "lastSuccessAt", "secretPrefix", "status", "url"];
-const DELIVERY_KEYS = ["attempts", "endpointId", "eventId", "eventType", "httpStatus", "id", "lastAttemptAt", "lastError", "nextAttemptAt", "requestDurationMs", "status", "tenantId"];
+const DELIVERY_KEYS = [
+  "attempts",
+  "endpointId",
+  "eventId",
+  "eventType",
+  "httpStatus",
+  "id",
+  "lastAttemptAt",
+  "lastError",
+  "nextAttemptAt",
+  "requestDurationMs",
+  "status",
+  "tenantId",
+];
 
 describe("endpoint management", () => {
   it("creates an endpoint and shows its secret once, encrypted at rest; lists, gets and deletes it", async () => {
@@ -75,7 +88,15 @@ describe("endpoint management", () => {
     expect(list.status).toBe(200);
     const listed = list.body.find((e) => e.id === id);
     expect(Object.keys(listed ?? {}).sort()).toEqual(ENDPOINT_KEYS);
-    expect(listed).toEqual({ id, url, events: ["order.created", "order.cancelled"], status: "ACTIVE", secretPrefix: secret.slice(0, 12), lastSuccessAt: null, failureCount: 0 });
+    expect(listed).toEqual({
+      id,
+      url,
+      events: ["order.created", "order.cancelled"],
+      status: "ACTIVE",
+      secretPrefix: secret.slice(0, 12),
+      lastSuccessAt: null,
+      failureCount: 0,
+    });
 
     const got = await call<Body>(app, "GET", `/public/v1/webhooks/${id}`, { token: tenant.token });
     expect(got.status).toBe(200);
@@ -173,7 +194,11 @@ describe("tenant isolation", () => {
     const delivery = await app.services.db.webhookDelivery.findFirstOrThrow({ where: { eventId, endpointId: mine.id } });
 
     // A second Application granted on the same store is a different owner too.
-    const { application, clientSecret } = await createApplication(app.services.db, { name: "Second app", environment: "SANDBOX", scopes: ["webhooks:manage", "orders:read"] });
+    const { application, clientSecret } = await createApplication(app.services.db, {
+      name: "Second app",
+      environment: "SANDBOX",
+      scopes: ["webhooks:manage", "orders:read"],
+    });
     await createGrant(app.services.db, { clientId: application.clientId, storeId: tenant.storeId });
     const sibling = await getToken(app, application.clientId, clientSecret);
 
@@ -217,7 +242,14 @@ describe("deliveries list", () => {
     expect(first.status).toBe(200);
     expect(first.body).toHaveLength(3);
     expect(Object.keys(first.body[0]).sort()).toEqual(DELIVERY_KEYS);
-    expect(first.body[0]).toMatchObject({ eventId: events[3], eventType: "customer.created", status: "PENDING", attempts: 0, tenantId: t.storeCode, endpointId: a.id });
+    expect(first.body[0]).toMatchObject({
+      eventId: events[3],
+      eventType: "customer.created",
+      status: "PENDING",
+      attempts: 0,
+      tenantId: t.storeCode,
+      endpointId: a.id,
+    });
     const cursor = first.headers.get("x-next-cursor");
     expect(cursor).toBe(first.body[2].id);
     expect(first.headers.get("link")).toBe(`</public/v1/webhooks/deliveries?limit=3&cursor=${cursor}>; rel="next"`);
@@ -233,7 +265,10 @@ describe("deliveries list", () => {
     const all = pages.flat();
     expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
     expect(new Set(all.map((d) => d.id)).size).toBe(7);
-    const created = await app.services.db.webhookDelivery.findMany({ where: { id: { in: all.map((d) => String(d.id)) } }, select: { id: true, createdAt: true } });
+    const created = await app.services.db.webhookDelivery.findMany({
+      where: { id: { in: all.map((d) => String(d.id)) } },
+      select: { id: true, createdAt: true },
+    });
     const at = new Map(created.map((d) => [d.id, d.createdAt.getTime()]));
     const times = all.map((d) => at.get(String(d.id)) ?? 0);
     expect(times).toEqual([...times].sort((x, y) => y - x));
@@ -277,7 +312,9 @@ describe("fan-out and attempt claims", () => {
     expect(deliveries.map((d) => d.endpointId)).toEqual([endpoint.id]);
     expect(attempts).toEqual([{ deliveryId: deliveries[0].id, trigger: "SCHEDULED", step: 1, dueAt: deliveries[0].nextAttemptAt?.toISOString() }]);
     // No job per delivery: the fan-out job runs the first attempts itself.
-    const { rows } = await app.services.pool.query("select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook' and key = $1", [`deliver:${deliveries[0].id}`]);
+    const { rows } = await app.services.pool.query("select 1 from graphile_worker.jobs where task_identifier = 'deliver_webhook' and key = $1", [
+      `deliver:${deliveries[0].id}`,
+    ]);
     expect(rows).toHaveLength(0);
 
     // A re-run (the worker died before recording the attempt) creates nothing new and hands the delivery back.

@@ -18,7 +18,13 @@ let ran = 0;
 beforeAll(async () => {
   database = await createTestDatabase();
   pool = new pg.Pool({ connectionString: database.url, max: 6 });
-  runner = await run({ pgPool: pool, ...workerTuning(4), noHandleSignals: true, taskList: { noop: async () => void ran++ }, logger: new Logger(() => () => undefined) });
+  runner = await run({
+    pgPool: pool,
+    ...workerTuning(4),
+    noHandleSignals: true,
+    taskList: { noop: async () => void ran++ },
+    logger: new Logger(() => () => undefined),
+  });
 });
 
 afterAll(async () => {
@@ -38,7 +44,10 @@ async function jobsTableStats(): Promise<{ vacuums: number }> {
 
 async function runJobs(n: number): Promise<void> {
   const target = ran + n;
-  await pool.query("select graphile_worker.add_jobs(array(select row('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec from generate_series(1, $1)))", [n]);
+  await pool.query(
+    "select graphile_worker.add_jobs(array(select row('noop', '{}'::json, null, null, null, null, null, null)::graphile_worker.job_spec from generate_series(1, $1)))",
+    [n],
+  );
   await waitFor(`${n} jobs to run`, async () => ran >= target && (await pool.query("select count(*)::int as n from graphile_worker.jobs")).rows[0].n === 0);
 }
 

@@ -179,7 +179,9 @@ describe("recording attempts in concurrent batches", () => {
     await holdC.commit();
 
     expect(await Promise.all([first.outcome, second.outcome])).toEqual([null, null]);
-    const { rows } = await db().query<{ id: string; failureCount: number }>(`select id, "failureCount" from "WebhookEndpoint" where id = any($1::uuid[])`, [[a, b, c]]);
+    const { rows } = await db().query<{ id: string; failureCount: number }>(`select id, "failureCount" from "WebhookEndpoint" where id = any($1::uuid[])`, [
+      [a, b, c],
+    ]);
     expect(Object.fromEntries(rows.map((r) => [r.id, r.failureCount]))).toEqual({ [a]: 2, [b]: 2, [c]: 1 });
   });
 
@@ -197,7 +199,9 @@ describe("recording attempts in concurrent batches", () => {
     await holdD0.commit();
 
     expect(await Promise.all([retries.outcome, replays.outcome])).toEqual([null, null]);
-    const { rows } = await db().query<{ id: string; attempts: number }>(`select id, attempts from "WebhookDelivery" where id = any($1::uuid[])`, [[d0.id, d1.id, d2.id]]);
+    const { rows } = await db().query<{ id: string; attempts: number }>(`select id, attempts from "WebhookDelivery" where id = any($1::uuid[])`, [
+      [d0.id, d1.id, d2.id],
+    ]);
     expect(Object.fromEntries(rows.map((r) => [r.id, r.attempts]))).toEqual({ [d0.id]: 1, [d1.id]: 2, [d2.id]: 2 });
   });
 
@@ -210,7 +214,10 @@ describe("recording attempts in concurrent batches", () => {
     const batch = startBatch("record", [failedAttempt(d2), failedAttempt(dx), failedAttempt(d1)]);
     await batch.stuck();
     const replay = outcomeOf(app.services.db.$transaction((tx) => requestReplays(tx, null, [d1.id, d2.id], async () => null)));
-    await waitFor("the replay to wait for a lock or settle", async () => replay.settled() || (await lockWaits("application_name <> 'record'", [])).some((b) => !b.includes(holdX.pid)));
+    await waitFor(
+      "the replay to wait for a lock or settle",
+      async () => replay.settled() || (await lockWaits("application_name <> 'record'", [])).some((b) => !b.includes(holdX.pid)),
+    );
     await holdX.commit();
 
     expect(await Promise.all([batch.outcome, replay.outcome])).toEqual([null, null]);

@@ -63,27 +63,15 @@ describe("checkWebhookUrl: private and special addresses", () => {
   });
 
   it("refuses a hostname that resolves to a private address", async () => {
-    const message = await expectRefused(
-      "https://internal.example.com/hook",
-      { ...PROD, resolve: resolvesTo("10.1.2.3") },
-      "PRIVATE_NETWORK",
-    );
+    const message = await expectRefused("https://internal.example.com/hook", { ...PROD, resolve: resolvesTo("10.1.2.3") }, "PRIVATE_NETWORK");
     expect(message).toContain("internal.example.com");
     expect(message).toContain("10.1.2.3");
     expect(message).toMatch(/public/i);
   });
 
   it("refuses when ANY resolved address is private (mixed answer)", async () => {
-    await expectRefused(
-      "https://mixed.example.com/hook",
-      { ...PROD, resolve: resolvesTo("93.184.215.14", "127.0.0.1") },
-      "PRIVATE_NETWORK",
-    );
-    await expectRefused(
-      "https://mixed6.example.com/hook",
-      { ...PROD, resolve: resolvesTo("2606:4700::6810:85e5", "::ffff:192.168.0.1") },
-      "PRIVATE_NETWORK",
-    );
+    await expectRefused("https://mixed.example.com/hook", { ...PROD, resolve: resolvesTo("93.184.215.14", "127.0.0.1") }, "PRIVATE_NETWORK");
+    await expectRefused("https://mixed6.example.com/hook", { ...PROD, resolve: resolvesTo("2606:4700::6810:85e5", "::ffff:192.168.0.1") }, "PRIVATE_NETWORK");
   });
 
   it.each(["metadata.google.internal", "metadata", "METADATA.google.internal.", "metadata."])(
@@ -147,21 +135,14 @@ describe("checkWebhookUrl: URL shape and scheme", () => {
   );
 
   it("refuses userinfo without echoing the credentials", async () => {
-    const message = await expectRefused(
-      "https://user:hunter2@hooks.partner.example/",
-      { ...PROD, resolve: resolvesTo("93.184.215.14") },
-      "INVALID_URL",
-    );
+    const message = await expectRefused("https://user:hunter2@hooks.partner.example/", { ...PROD, resolve: resolvesTo("93.184.215.14") }, "INVALID_URL");
     expect(message).not.toContain("hunter2");
     await expectRefused("https://user@hooks.partner.example/", { ...PROD, resolve: resolvesTo("93.184.215.14") }, "INVALID_URL");
   });
 
-  it.each(["", "not a url", "/relative/path", "hooks.partner.example/hook", "https://", "https://[::1/"])(
-    "refuses the unparseable URL %j",
-    async (url) => {
-      await expectRefused(url, PROD, "INVALID_URL");
-    },
-  );
+  it.each(["", "not a url", "/relative/path", "hooks.partner.example/hook", "https://", "https://[::1/"])("refuses the unparseable URL %j", async (url) => {
+    await expectRefused(url, PROD, "INVALID_URL");
+  });
 
   it("reports hosts that do not resolve", async () => {
     const nxdomain: HostResolver = async () => {

@@ -42,7 +42,12 @@ describe("customers", () => {
 
   it("validates fields (400) and changes nothing", async () => {
     const before = await app.services.db.customer.count();
-    for (const [body, field] of [[{}, "name"], [{ name: "" }, "name"], [{ name: "A", email: "not-an-email" }, "email"], [{ name: "A", phone: "call me" }, "phone"]] as const) {
+    for (const [body, field] of [
+      [{}, "name"],
+      [{ name: "" }, "name"],
+      [{ name: "A", email: "not-an-email" }, "email"],
+      [{ name: "A", phone: "call me" }, "phone"],
+    ] as const) {
       const res = await call<{ errors: { field: string }[] }>(app, "POST", "/public/v1/customers", { token: t.token, body });
       expect(res.status).toBe(400);
       expect(res.body.errors.map((e) => e.field)).toContain(field);
@@ -71,7 +76,8 @@ describe("customers", () => {
 describe("product status and the aggregated catalog.updated", () => {
   it("pausing makes a product unorderable; changes inside the window become one event per item and action", async () => {
     const [a, b] = products;
-    const pause = (id: string, isActive: boolean) => call<{ isActive: boolean }>(app, "PATCH", `/public/v1/catalog/products/${id}/status`, { token: t.token, body: { isActive } });
+    const pause = (id: string, isActive: boolean) =>
+      call<{ isActive: boolean }>(app, "PATCH", `/public/v1/catalog/products/${id}/status`, { token: t.token, body: { isActive } });
     expect((await pause(a.id, false)).body.isActive).toBe(false);
     await pause(b.id, false);
     await pause(b.id, true);
@@ -100,8 +106,13 @@ describe("product status and the aggregated catalog.updated", () => {
 
   it("needs catalog:write; unknown product 404; bad body 400", async () => {
     const reader = await createTenant(app, { scopes: ["catalog:read"] });
-    expect((await call(app, "PATCH", `/public/v1/catalog/products/${products[2].id}/status`, { token: reader.token, body: { isActive: false } })).status).toBe(403);
-    expect((await call(app, "PATCH", `/public/v1/catalog/products/00000000-0000-4000-8000-000000000000/status`, { token: t.token, body: { isActive: false } })).status).toBe(404);
+    expect((await call(app, "PATCH", `/public/v1/catalog/products/${products[2].id}/status`, { token: reader.token, body: { isActive: false } })).status).toBe(
+      403,
+    );
+    expect(
+      (await call(app, "PATCH", `/public/v1/catalog/products/00000000-0000-4000-8000-000000000000/status`, { token: t.token, body: { isActive: false } }))
+        .status,
+    ).toBe(404);
     expect((await call(app, "PATCH", `/public/v1/catalog/products/${products[2].id}/status`, { token: t.token, body: { isActive: "no" } })).status).toBe(400);
   });
 });
@@ -120,7 +131,12 @@ describe("the same mutations over GraphQL", () => {
     const illegal = await graphql(app, `mutation($id: ID!) { updateOrderStatus(id: $id, status: DELIVERED) { id } }`, { id: o.data!.createOrder.id }, t.token);
     expect(illegal.errors?.[0].extensions?.code).toBe("UNPROCESSABLE_ENTITY");
     const reader = await createTenant(app, { scopes: ["orders:read"] });
-    const denied = await graphql(app, `mutation($id: ID!) { updateOrderStatus(id: $id, status: CONFIRMED) { id } }`, { id: o.data!.createOrder.id }, reader.token);
+    const denied = await graphql(
+      app,
+      `mutation($id: ID!) { updateOrderStatus(id: $id, status: CONFIRMED) { id } }`,
+      { id: o.data!.createOrder.id },
+      reader.token,
+    );
     expect(denied.errors?.[0].extensions?.code).toBe("INSUFFICIENT_SCOPE");
   });
 });

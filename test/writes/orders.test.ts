@@ -48,7 +48,10 @@ describe("POST /public/v1/orders", () => {
     const extra = p.additionals[0];
     const res = await call<OrderBody>(app, "POST", "/public/v1/orders", {
       token: t.token,
-      body: newOrder({ items: [{ productId: p.id, quantity: 2, unitPrice: 0.01, total: 0.02, additionals: [{ name: extra.name, quantity: 1 }] }], customer: { name: "Nina Prado", phone: "+55 11 90000-0001" } }),
+      body: newOrder({
+        items: [{ productId: p.id, quantity: 2, unitPrice: 0.01, total: 0.02, additionals: [{ name: extra.name, quantity: 1 }] }],
+        customer: { name: "Nina Prado", phone: "+55 11 90000-0001" },
+      }),
     });
     expect(res.status).toBe(201);
     expect(res.headers.get("location")).toBe(`/public/v1/orders/${res.body.id}`);
@@ -115,7 +118,10 @@ describe("POST /public/v1/orders", () => {
   it("another store's product is unknown here", async () => {
     const other = await createTenant(app);
     const theirs = (await createCatalog(app.services.db, other.storeId)).products[0];
-    const res = await call<{ errors: { code: string }[] }>(app, "POST", "/public/v1/orders", { token: t.token, body: newOrder({ items: [{ productId: theirs.id, quantity: 1 }] }) });
+    const res = await call<{ errors: { code: string }[] }>(app, "POST", "/public/v1/orders", {
+      token: t.token,
+      body: newOrder({ items: [{ productId: theirs.id, quantity: 1 }] }),
+    });
     expect(res.status).toBe(422);
     expect(res.body.errors[0].code).toBe("UNKNOWN_PRODUCT");
   });
@@ -138,7 +144,11 @@ describe("Idempotency-Key over HTTP", () => {
     expect(again.body.id).toBe(first.body.id);
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(first.headers.get("idempotent-replayed")).toBeNull();
-    const other = await call<{ code: string }>(app, "POST", "/public/v1/orders", { token: t.token, body: { ...body, notes: "different" }, headers: { "idempotency-key": key } });
+    const other = await call<{ code: string }>(app, "POST", "/public/v1/orders", {
+      token: t.token,
+      body: { ...body, notes: "different" },
+      headers: { "idempotency-key": key },
+    });
     expect(other.status).toBe(409);
     expect(other.body.code).toBe("IDEMPOTENCY_CONFLICT");
   });
@@ -167,7 +177,10 @@ describe("PATCH /public/v1/orders/{id}/status", () => {
     return (await call<OrderBody>(app, "POST", "/public/v1/orders", { token: t.token, body })).body;
   }
   const move = (id: string, status: string, reason?: string) =>
-    call<OrderBody & { code: string; errors: Record<string, string>[] }>(app, "PATCH", `/public/v1/orders/${id}/status`, { token: t.token, body: { status, ...(reason ? { reason } : {}) } });
+    call<OrderBody & { code: string; errors: Record<string, string>[] }>(app, "PATCH", `/public/v1/orders/${id}/status`, {
+      token: t.token,
+      body: { status, ...(reason ? { reason } : {}) },
+    });
 
   it("walks a DELIVERY order to DELIVERED, emitting each event in order (order.completed after order.delivered)", async () => {
     const o = await order();

@@ -31,11 +31,15 @@ type Order = {
 
 const generate = (scenario: string, token = t.token) => call<Order>(app, "POST", "/public/v1/sandbox/orders", { token, body: { scenario } });
 const eventsFor = async (orderId: string) =>
-  (await app.services.db.event.findMany({ where: { storeId: t.storeId }, orderBy: { createdAt: "asc" } })).filter((e) => (e.data as { orderId?: string }).orderId === orderId).map((e) => e.type);
+  (await app.services.db.event.findMany({ where: { storeId: t.storeId }, orderBy: { createdAt: "asc" } }))
+    .filter((e) => (e.data as { orderId?: string }).orderId === orderId)
+    .map((e) => e.type);
 
 describe("POST /public/v1/sandbox/seed", () => {
   it("fills the store once; calling it again duplicates nothing", async () => {
-    const first = await call<{ storeId: string; categories: number; products: number; customers: number }>(app, "POST", "/public/v1/sandbox/seed", { token: t.token });
+    const first = await call<{ storeId: string; categories: number; products: number; customers: number }>(app, "POST", "/public/v1/sandbox/seed", {
+      token: t.token,
+    });
     expect(first.status).toBe(201);
     expect(first.body.storeId).toBe(t.storeId);
     expect(first.body.categories).toBeGreaterThan(0);
@@ -57,7 +61,9 @@ describe("POST /public/v1/sandbox/orders", () => {
     expect(res.body).toMatchObject({ type: "DELIVERY", status: "PENDING" });
     expect(res.body.deliveryFee).toBeGreaterThan(0);
     expect(Object.keys(res.body.deliveryAddress ?? {})).toEqual(expect.arrayContaining(["street", "number", "neighborhood", "city", "state", "postalCode"]));
-    const created = await app.services.db.event.findFirst({ where: { storeId: t.storeId, type: "customer.created", data: { path: ["customerId"], equals: res.body.customer!.id } } });
+    const created = await app.services.db.event.findFirst({
+      where: { storeId: t.storeId, type: "customer.created", data: { path: ["customerId"], equals: res.body.customer!.id } },
+    });
     expect(created).not.toBeNull();
     expect(await eventsFor(res.body.id)).toEqual(["order.created"]);
   });

@@ -1,5 +1,16 @@
 import { defineRoute } from "../route.js";
-import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema, cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import {
+  CustomerDetailSchema,
+  CustomerInputSchema,
+  CustomerPatchSchema,
+  CustomerSchema,
+  cursorParam,
+  limitParam,
+  locationHeader,
+  pageOf,
+  updatedSinceParam,
+  uuid,
+} from "../schemas.js";
 import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
 import type { Page } from "../../graphql/pagination.js";
 

@@ -7,4 +7,11 @@ import { sandboxRoutes } from "./sandbox.js";
 import { webhookRoutes } from "./webhooks.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
-export const routes: AnyRoute[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes, ...sandboxRoutes, ...webhookRoutes] as unknown as AnyRoute[];
+export const routes: AnyRoute[] = [
+  ...storeRoutes,
+  ...orderRoutes,
+  ...customerRoutes,
+  ...catalogRoutes,
+  ...sandboxRoutes,
+  ...webhookRoutes,
+] as unknown as AnyRoute[];

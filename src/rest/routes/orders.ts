@@ -1,5 +1,16 @@
 import { defineRoute } from "../route.js";
-import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema, cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../schemas.js";
+import {
+  CreateOrderSchema,
+  OrderDetailSchema,
+  OrderSchema,
+  StatusChangeSchema,
+  cursorParam,
+  limitParam,
+  locationHeader,
+  pageOf,
+  updatedSinceParam,
+  uuid,
+} from "../schemas.js";
 import { ORDER_STATUSES } from "../../graphql/orders.js";
 import type { Page } from "../../graphql/pagination.js";
 

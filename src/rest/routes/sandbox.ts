@@ -13,7 +13,8 @@ export const sandboxRoutes = [
     path: "/public/v1/sandbox/seed",
     tag: "Sandbox",
     summary: "Fill the sandbox store with a fake catalog and customers",
-    description: "Deterministic data: categories, products with variations and additionals, customers. Calling it again duplicates nothing. Answers the store's counts.",
+    description:
+      "Deterministic data: categories, products with variations and additionals, customers. Calling it again duplicates nothing. Answers the store's counts.",
     scope: null,
     sandboxOnly: true,
     document: "mutation seedSandbox { sandboxSeed { storeId categories products customers } }",

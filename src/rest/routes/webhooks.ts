@@ -70,7 +70,7 @@ export const webhookRoutes = [
     path: DELIVERIES_PATH,
     tag: "Webhooks",
     summary: "List recent webhook deliveries",
-    description: "Newest first. The next page's cursor is in the X-Next-Cursor and Link (rel=\"next\") headers, both absent on the last page.",
+    description: 'Newest first. The next page\'s cursor is in the X-Next-Cursor and Link (rel="next") headers, both absent on the last page.',
     scope: "webhooks:manage",
     query: {
       properties: {

@@ -44,7 +44,15 @@ export function orderBody(o: FullOrder): Record<string, unknown> {
     totalAmount: money(o.totalCents),
     customer: o.customer ? { id: o.customer.id, name: o.customer.name, phone: o.customer.phone } : null,
     deliveryAddress: a
-      ? { street: a.street, number: a.number, neighborhood: a.neighborhood, city: a.city, state: a.state, postalCode: a.postalCode, complement: a.complement ?? null }
+      ? {
+          street: a.street,
+          number: a.number,
+          neighborhood: a.neighborhood,
+          city: a.city,
+          state: a.state,
+          postalCode: a.postalCode,
+          complement: a.complement ?? null,
+        }
       : null,
     items: o.items.map((i) => ({
       id: i.id,
@@ -56,7 +64,12 @@ export function orderBody(o: FullOrder): Record<string, unknown> {
       notes: i.notes,
       additionals: i.additionals.map((x) => ({ name: x.name, quantity: x.quantity, price: money(x.priceCents) })),
     })),
-    payments: o.payments.map((p) => ({ method: p.method, status: p.status, value: money(p.valueCents), changeFor: p.changeForCents === null ? null : money(p.changeForCents) })),
+    payments: o.payments.map((p) => ({
+      method: p.method,
+      status: p.status,
+      value: money(p.valueCents),
+      changeFor: p.changeForCents === null ? null : money(p.changeForCents),
+    })),
     createdAt: o.createdAt.toISOString(),
     updatedAt: o.updatedAt.toISOString(),
   };
@@ -125,7 +138,12 @@ async function route(req: IncomingMessage, res: ServerResponse, source: OrderSou
  * Serves the two routes on 127.0.0.1 (PORT, default any) and prints `{"msg":"listening","port":N}` like the API
  * does. SIGTERM closes the server and calls `close`.
  */
-export async function serveBaseline(name: string, loadStores: () => Promise<Map<string, string>>, source: OrderSource, close: () => Promise<void>): Promise<void> {
+export async function serveBaseline(
+  name: string,
+  loadStores: () => Promise<Map<string, string>>,
+  source: OrderSource,
+  close: () => Promise<void>,
+): Promise<void> {
   const stores = await loadStores();
   const server = createServer((req, res) => {
     route(req, res, source, stores).catch((err: unknown) => {

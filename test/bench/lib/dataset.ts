@@ -48,7 +48,8 @@ const unit = (n: string, q: number | string) => `(1500 + ${product(n, q)} * 100)
 const qty = (n: string, q: number | string) => `(1 + (${n} + ${q}) % 3)`;
 const extra = (n: string, q: number | string) => `(case when ${q} = 0 and ${n} % 2 = 0 then 300 else 0 end)`;
 const itemTotal = (n: string, q: number | string) => `(${qty(n, q)} * (${unit(n, q)} + ${extra(n, q)}))`;
-const subtotal = (n: string) => `(${itemTotal(n, 0)} + case when ${n} % 3 >= 1 then ${itemTotal(n, 1)} else 0 end + case when ${n} % 3 = 2 then ${itemTotal(n, 2)} else 0 end)`;
+const subtotal = (n: string) =>
+  `(${itemTotal(n, 0)} + case when ${n} % 3 >= 1 then ${itemTotal(n, 1)} else 0 end + case when ${n} % 3 = 2 then ${itemTotal(n, 2)} else 0 end)`;
 
 const ORDERS_SQL = (where: string) => `
 insert into "Order" (id, "storeId", "orderNumber", type, status, "customerId", "subtotalCents", "deliveryFeeCents", "discountCents",

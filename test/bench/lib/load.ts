@@ -82,7 +82,8 @@ export function runLoad(opts: LoadOptions): Promise<Run> {
 export function summarize(runs: readonly Run[]): LoadResult {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const seconds = runs.reduce((s, r) => s + r.seconds, 0);
-  const total = (key: "cpuSeconds" | "databaseCpuSeconds") => (runs.every((r) => r[key] !== undefined) ? runs.reduce((s, r) => s + (r[key] ?? 0), 0) : undefined);
+  const total = (key: "cpuSeconds" | "databaseCpuSeconds") =>
+    runs.every((r) => r[key] !== undefined) ? runs.reduce((s, r) => s + (r[key] ?? 0), 0) : undefined;
   const cpu = total("cpuSeconds");
   const databaseCpu = total("databaseCpuSeconds");
   return {

@@ -68,8 +68,14 @@ export async function summarizeProfile(file: string, window: { fromMs: number; t
   }
   const pct = (us: number) => (100 * us) / Math.max(1, busy);
   return {
-    top: [...fns.values()].sort((a, b) => b.us - a.us).slice(0, topN).map((f) => ({ fn: f.fn, where: f.where, selfPct: pct(f.us) })),
-    byArea: [...areas].sort((a, b) => b[1] - a[1]).slice(0, topN).map(([area, us]) => ({ area, selfPct: pct(us) })),
+    top: [...fns.values()]
+      .sort((a, b) => b.us - a.us)
+      .slice(0, topN)
+      .map((f) => ({ fn: f.fn, where: f.where, selfPct: pct(f.us) })),
+    byArea: [...areas]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, topN)
+      .map(([area, us]) => ({ area, selfPct: pct(us) })),
     busyMs: busy / 1000,
   };
 }

@@ -74,8 +74,12 @@ export function markdown(report: Report): string {
     `# Benchmark results`,
     ``,
     `Run ${report.startedAt} on ${report.machine.cpus} CPUs, Node ${report.machine.node}, ${report.machine.database}.`,
-    `Data set: ${Object.entries(report.dataset).map(([k, v]) => `${k} ${typeof v === "number" ? fmt.int(v) : v}`).join(", ")}.`,
-    `Settings: ${Object.entries(report.settings).map(([k, v]) => `${k} ${v}`).join(", ")}.`,
+    `Data set: ${Object.entries(report.dataset)
+      .map(([k, v]) => `${k} ${typeof v === "number" ? fmt.int(v) : v}`)
+      .join(", ")}.`,
+    `Settings: ${Object.entries(report.settings)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}.`,
     ``,
     verdictTable(report.verdicts),
     ``,
@@ -88,13 +92,25 @@ export function markdown(report: Report): string {
       ``,
       `## CPU profile of the API process under the list load (self time)`,
       ``,
-      markdownTable(["area", "self time"], report.profile.byArea.map((a) => [a.area, `${a.selfPct.toFixed(1)} %`])),
+      markdownTable(
+        ["area", "self time"],
+        report.profile.byArea.map((a) => [a.area, `${a.selfPct.toFixed(1)} %`]),
+      ),
       ``,
-      markdownTable(["function", "where", "self time"], report.profile.top.map((t) => [`\`${t.fn}\``, t.where, `${t.selfPct.toFixed(1)} %`])),
+      markdownTable(
+        ["function", "where", "self time"],
+        report.profile.top.map((t) => [`\`${t.fn}\``, t.where, `${t.selfPct.toFixed(1)} %`]),
+      ),
     );
   }
   if (report.notes.length) parts.push(``, `## Notes`, ``, ...report.notes.map((n) => `- ${n}`));
-  parts.push(``, `Phase durations (s): ${Object.entries(report.seconds).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(", ")}.`, ``);
+  parts.push(
+    ``,
+    `Phase durations (s): ${Object.entries(report.seconds)
+      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+      .join(", ")}.`,
+    ``,
+  );
   return parts.join("\n");
 }
 

@@ -50,7 +50,10 @@ export async function createApplications(url: string, plans: TenantPlan[]): Prom
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const credentials = plans.map((p, i) => ({ ...p, clientId: `${p.environment === "SANDBOX" ? "sbx" : "prd"}_bench_${i}_${randomBytes(6).toString("hex")}` }));
+    const credentials = plans.map((p, i) => ({
+      ...p,
+      clientId: `${p.environment === "SANDBOX" ? "sbx" : "prd"}_bench_${i}_${randomBytes(6).toString("hex")}`,
+    }));
     await client.query(
       `with apps as (
          insert into "Application" (id, name, environment, "clientId", "clientSecretHash", scopes, "updatedAt")

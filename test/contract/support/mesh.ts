@@ -50,7 +50,11 @@ export function ensureMeshBuilt(): number | null {
 }
 
 export interface MeshRunner {
-  execute(document: string, variables: Record<string, unknown>, context: Record<string, unknown>): Promise<{ data?: Record<string, unknown> | null; errors?: readonly { message: string }[] }>;
+  execute(
+    document: string,
+    variables: Record<string, unknown>,
+    context: Record<string, unknown>,
+  ): Promise<{ data?: Record<string, unknown> | null; errors?: readonly { message: string }[] }>;
   destroy(): void;
 }
 
@@ -71,7 +75,11 @@ export async function loadMesh(): Promise<{ mesh: MeshRunner; schema: GraphQLSch
 
 /** A selection of every field, through unions, down to `depth` levels. */
 function selectAll(type: GraphQLNamedType, depth: number): string {
-  if (isUnionType(type)) return `{ __typename ${type.getTypes().map((t) => `... on ${t.name} ${selectAll(t, depth)}`).join(" ")} }`;
+  if (isUnionType(type))
+    return `{ __typename ${type
+      .getTypes()
+      .map((t) => `... on ${t.name} ${selectAll(t, depth)}`)
+      .join(" ")} }`;
   if (!isObjectType(type)) return "";
   const fields = Object.values(type.getFields())
     .filter((f) => !f.args.some((a) => isNonNullType(a.type)))
@@ -84,7 +92,10 @@ function selectAll(type: GraphQLNamedType, depth: number): string {
 }
 
 /** The raw value an enum value stands for (the Mesh renames values that are not GraphQL names). */
-function enumRaw(value: { name: string; astNode?: { directives?: readonly { name: { value: string }; arguments?: readonly { name: { value: string }; value: unknown }[] }[] } | null }): unknown {
+function enumRaw(value: {
+  name: string;
+  astNode?: { directives?: readonly { name: { value: string }; arguments?: readonly { name: { value: string }; value: unknown }[] }[] } | null;
+}): unknown {
   const directive = value.astNode?.directives?.find((d) => d.name.value === "enum");
   const arg = directive?.arguments?.find((a) => a.name.value === "value")?.value as { value?: string } | undefined;
   return arg?.value !== undefined ? JSON.parse(arg.value) : value.name;
@@ -124,7 +135,8 @@ export function meshOperation(schema: GraphQLSchema, operationId: string, input:
   if (input.body !== undefined) given.set("input", input.body);
   const args = field.args.filter((a) => given.has(a.name));
   const unknown = [...given.keys()].filter((k) => !field.args.some((a) => a.name === k));
-  if (unknown.length) throw new Error(`${operationId}: the mesh field has no argument for ${unknown.join(", ")} (arguments: ${field.args.map((a) => a.name).join(", ")})`);
+  if (unknown.length)
+    throw new Error(`${operationId}: the mesh field has no argument for ${unknown.join(", ")} (arguments: ${field.args.map((a) => a.name).join(", ")})`);
 
   const variables = Object.fromEntries(args.map((a) => [a.name, toMeshValue(given.get(a.name), a.type)]));
   const declared = args.map((a) => `$${a.name}: ${String(a.type)}`).join(", ");

@@ -129,7 +129,8 @@ export class ContractValidator {
         const validate = this.validator(this.bodies, ref, { $ref: ref });
         if (!validate(body)) {
           for (const e of validate.errors ?? []) {
-            const extra = e.keyword === "unevaluatedProperties" ? ` (${(e.params as { unevaluatedProperty: string }).unevaluatedProperty} is not documented)` : "";
+            const extra =
+              e.keyword === "unevaluatedProperties" ? ` (${(e.params as { unevaluatedProperty: string }).unevaluatedProperty} is not documented)` : "";
             problems.push(`${where}: body${e.instancePath} ${e.message}${extra}`);
           }
         }
@@ -139,7 +140,7 @@ export class ContractValidator {
     const headers = (response.headers ?? {}) as Record<string, Record<string, unknown>>;
     for (const [name, declared] of Object.entries(headers)) {
       const isRef = typeof declared.$ref === "string";
-      const headerName = isRef ? (declared.$ref as string).split("/").pop() as string : name;
+      const headerName = isRef ? ((declared.$ref as string).split("/").pop() as string) : name;
       const header = isRef ? this.doc.components.headers[headerName] : declared;
       const value = exchange.headers[name.toLowerCase()];
       if (value === undefined) {
