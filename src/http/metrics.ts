@@ -9,7 +9,7 @@ import type { Logger } from "../log.js";
 import type { Config } from "../config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
-import { send } from "../rest/router.js";
+import { send } from "./response.js";
 import type { SubjectKind } from "../ratelimit/limiter.js";
 import { planCacheStats } from "../db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
