@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { hashSecret, randomToken, sha256Hex } from "../crypto/hash.js";
+import { hashSecret, randomToken } from "../crypto/hash.js";
 import { invalidRequest, ApiError } from "../errors.js";
 import { isScope } from "../auth/scopes.js";
+import { newAdminKey } from "../auth/admin-keys.js";
 import { Prisma, type Environment, type Tx } from "../db/prisma.js";
 import { emitEvent } from "../events/outbox.js";
 
@@ -112,11 +113,9 @@ export async function revokeGrant(db: Tx, input: { clientId: string; storeId: st
   return db.grant.update({ where: { id: grant.id }, data: { status: "REVOKED", revokedAt: new Date() } });
 }
 
-export const ADMIN_KEY_PREFIX = "adm_";
-
 export async function createAdminKey(db: Tx, name: string) {
-  const key = `${ADMIN_KEY_PREFIX}${randomToken(32)}`;
-  const row = await db.adminKey.create({ data: { name, keyHash: sha256Hex(key), prefix: key.slice(0, 12) } });
+  const { key, keyHash, prefix } = newAdminKey();
+  const row = await db.adminKey.create({ data: { name, keyHash, prefix } });
   return { id: row.id, name: row.name, prefix: row.prefix, key };
 }
 

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
-import { safeEqual, sha256Hex } from "../crypto/hash.js";
-import { ADMIN_KEY_PREFIX } from "../admin/operations.js";
+import { safeEqual } from "../crypto/hash.js";
+import { activeAdminKeyId, ADMIN_KEY_PREFIX } from "./admin-keys.js";
 import type { Services } from "../services.js";
 import type { PartnerPrincipal, Principal } from "./principal.js";
 import { verifyPartnerToken, type PartnerClaims } from "./tokens.js";
@@ -27,8 +27,8 @@ export async function resolvePrincipal(
   if (token.startsWith(ADMIN_KEY_PREFIX)) {
     const configured = services.config.ADMIN_API_KEY;
     if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
-    const row = await services.db.adminKey.findUnique({ where: { keyHash: sha256Hex(token) } });
-    if (row && !row.revokedAt) return { kind: "admin", adminKeyId: row.id };
+    const adminKeyId = await activeAdminKeyId(services.db, token);
+    if (adminKeyId !== null) return { kind: "admin", adminKeyId };
     throw new ApiError("INVALID_TOKEN", "Unknown or revoked admin key.");
   }
   const configured = services.config.ADMIN_API_KEY;

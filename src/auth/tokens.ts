@@ -5,7 +5,7 @@ import { verifySecret } from "../crypto/hash.js";
 import type { Db, Environment } from "../db/prisma.js";
 import { SIGNING_ALG, type KeyRing } from "./keys.js";
 import { isScope, type Scope } from "./scopes.js";
-import type { PartnerPrincipal } from "./principal.js";
+import { issuableGrants } from "./grant-rule.js";
 
 export const TOKEN_AUDIENCE = "partner-api";
 
@@ -53,7 +53,7 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
   if (app.status !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
 
   const grants = await db.grant.findMany({
-    where: { applicationId: app.id, status: "ACTIVE", store: { environment: app.environment } },
+    where: issuableGrants(app),
     include: { store: { select: { id: true, code: true } } },
   });
   let grant: (typeof grants)[number] | undefined;
@@ -89,16 +89,6 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
     tenant_id: grant.store.code,
     environment: app.environment,
   };
-}
-
-/** What the admission statement reads of a token's grant (src/ratelimit/limiter.ts, `takeForGrant`). */
-export interface GrantView {
-  applicationId: string;
-  applicationStatus: string;
-  appEnvironment: Environment;
-  storeId: string;
-  storeEnvironment: Environment;
-  grantStatus: string;
 }
 
 /**
@@ -141,7 +131,7 @@ export interface PartnerClaims {
   tokenId: string;
 }
 
-/** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant`. */
+/** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant` (grant-rule.ts). */
 export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: string): Promise<PartnerClaims> {
   let payload: JWTPayload;
   try {
@@ -163,33 +153,5 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
     environment,
     scopes: new Set(scope.split(" ").filter(isScope)) as ReadonlySet<Scope>,
     tokenId: String(jti),
-  };
-}
-
-/**
- * Whether the grant lets these claims in: it exists and is active, its Application is active, and both the store
- * and the Application belong to the token's environment. `grantAdmits` is the same test for the SQL that reads
- * the grant (a refused grant takes no rate-limit slot); keep the two in step.
- */
-export function admitGrant(claims: PartnerClaims, grant: GrantView | null): PartnerPrincipal {
-  if (grant?.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
-  if (grant.applicationStatus !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
-  if (grant.storeEnvironment !== claims.environment || grant.appEnvironment !== claims.environment) {
-    throw forbidden(`A ${claims.environment} token cannot reach this store.`);
-  }
-  return { kind: "partner", applicationId: grant.applicationId, storeId: grant.storeId, ...claims };
-}
-
-/**
- * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, and the condition of `admitGrant` on
- * it, for SQL. `$client` and `$store` are the statement's parameter references, `$env` the token's environment.
- */
-export function grantSql(params: { client: string; store: string; env: string }): { select: string; grantAdmits: string } {
-  return {
-    select: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
-        s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
-      FROM "Grant" g JOIN "Application" a ON a.id = g."applicationId" JOIN "Store" s ON s.id = g."storeId"
-      WHERE a."clientId" = ${params.client} AND s.code = ${params.store}`,
-    grantAdmits: `"grantStatus" = 'ACTIVE' AND "applicationStatus" = 'ACTIVE' AND "appEnvironment" = ${params.env} AND "storeEnvironment" = ${params.env}`,
   };
 }

@@ -7,13 +7,11 @@ import type { Address } from "../store/address.js";
 import { money, pageType, requireUuid } from "./fields.js";
 import { paginate, type SortKey } from "./pagination.js";
 import { notFound } from "../errors.js";
-import type { OrderStatus, OrderType, Prisma } from "../db/prisma.js";
+import type { Prisma } from "../db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "../orders/service.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "../orders/lifecycle.js";
 
 /** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
-
-export const ORDER_STATUSES = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"] as const satisfies readonly OrderStatus[];
-export const ORDER_TYPES = ["DELIVERY", "PICKUP"] as const satisfies readonly OrderType[];
 
 export const OrderStatusEnum = builder.enumType("OrderStatus", { values: ORDER_STATUSES });
 export const OrderTypeEnum = builder.enumType("OrderType", { values: ORDER_TYPES });

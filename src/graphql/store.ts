@@ -1,9 +1,10 @@
 import { builder } from "./builder.js";
 import type { Address } from "../store/address.js";
 import { tenantOf } from "./context.js";
+import { ENVIRONMENTS, STORE_STATUSES } from "../store/status.js";
 
-export const StoreStatusEnum = builder.enumType("StoreStatus", { values: ["OPEN", "CLOSED", "PAUSED"] as const });
-export const EnvironmentEnum = builder.enumType("Environment", { values: ["SANDBOX", "PRODUCTION"] as const });
+export const StoreStatusEnum = builder.enumType("StoreStatus", { values: STORE_STATUSES });
+export const EnvironmentEnum = builder.enumType("Environment", { values: ENVIRONMENTS });
 
 export const AddressRef = builder.objectRef<Address>("Address").implement({
   fields: (t) => ({

@@ -9,6 +9,7 @@ import { isUuid } from "../platform/uuid.js";
 import { requireUuid } from "./fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "../webhooks/endpoints.js";
 import { requestReplays, sendTestEvent } from "../webhooks/deliveries.js";
+import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "../webhooks/statuses.js";
 
 /**
  * Webhook endpoints and deliveries. The same fields serve both audiences:
@@ -38,13 +39,13 @@ function listScope(ctx: Context, args: { storeId?: string | null; applicationId?
   return { ...(args.storeId ? { storeId: args.storeId } : {}), ...(args.applicationId ? { applicationId: args.applicationId } : {}) };
 }
 
-export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", { values: ["ACTIVE", "INACTIVE", "FAILED"] as const });
+export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", { values: WEBHOOK_ENDPOINT_STATUSES });
 const WebhookEndpointSwitchEnum = builder.enumType("WebhookEndpointSwitch", {
   description: "What an administrator may set: FAILED is only ever set by deliveries.",
-  values: ["ACTIVE", "INACTIVE"] as const,
+  values: WEBHOOK_ENDPOINT_SWITCHES,
 });
-export const WebhookDeliveryStatusEnum = builder.enumType("WebhookDeliveryStatus", { values: ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"] as const });
-const WebhookAttemptTriggerEnum = builder.enumType("WebhookAttemptTrigger", { values: ["SCHEDULED", "REPLAY", "TEST"] as const });
+export const WebhookDeliveryStatusEnum = builder.enumType("WebhookDeliveryStatus", { values: WEBHOOK_DELIVERY_STATUSES });
+const WebhookAttemptTriggerEnum = builder.enumType("WebhookAttemptTrigger", { values: WEBHOOK_ATTEMPT_TRIGGERS });
 
 const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
   fields: (t) => ({

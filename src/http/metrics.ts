@@ -9,10 +9,11 @@ import type { Logger } from "../log.js";
 import type { Config } from "../config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
-import { send } from "../rest/router.js";
+import { send } from "./response.js";
 import type { SubjectKind } from "../ratelimit/limiter.js";
 import { planCacheStats } from "../db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
+import { WEBHOOK_DELIVERY_STATUSES } from "../webhooks/statuses.js";
 
 const DELIVERIES_SQL = `SELECT status::text AS status, count(*)::int AS n FROM "WebhookDelivery" GROUP BY status`;
 
@@ -27,8 +28,6 @@ FROM graphile_worker.jobs WHERE attempts < max_attempts GROUP BY task_identifier
 const LAG_SQL = `
 SELECT coalesce(extract(epoch FROM now() - min(run_at)), 0)::float8 AS lag
 FROM graphile_worker.jobs WHERE locked_at IS NULL AND run_at <= now() AND attempts < max_attempts`;
-
-const DELIVERY_STATUSES = ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"];
 
 /**
  * Prometheus metrics of one process (prom-client, a registry of its own). Request series are labelled by the
@@ -99,7 +98,7 @@ export class Metrics {
       registers,
       collect() {
         return scrape(this, DELIVERIES_SQL, (g: Gauge<"status">, rows: { status: string; n: number }[]) => {
-          for (const s of DELIVERY_STATUSES) g.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
+          for (const s of WEBHOOK_DELIVERY_STATUSES) g.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
         });
       },
     });

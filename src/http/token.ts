@@ -3,7 +3,7 @@ import { ApiError, invalidRequest } from "../errors.js";
 import { issueToken, type TokenRequest } from "../auth/tokens.js";
 import type { Services } from "../services.js";
 import { parseBody, requestBody } from "./body.js";
-import { send } from "../rest/router.js";
+import { send } from "./response.js";
 import { isStorableText } from "../input.js";
 
 /** Client authentication by HTTP Basic (RFC 6749 §2.3.1): both parts are form-urlencoded. */

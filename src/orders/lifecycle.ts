@@ -7,6 +7,10 @@ import type { EventType } from "../events/types.js";
  * skipping DISPATCHED; any non-final status may become CANCELLED; DELIVERED and CANCELLED are final.
  */
 
+/** Every order status, in lifecycle order: the GraphQL enum and the REST schemas list them in this order. */
+export const ORDER_STATUSES = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"] as const satisfies readonly OrderStatus[];
+export const ORDER_TYPES = ["DELIVERY", "PICKUP"] as const satisfies readonly OrderType[];
+
 const TERMINAL: ReadonlySet<OrderStatus> = new Set(["DELIVERED", "CANCELLED"]);
 
 const FORWARD: Record<OrderType, Partial<Record<OrderStatus, OrderStatus[]>>> = {

@@ -1,7 +1,8 @@
 import type pg from "pg";
 import { remaining, slotFreesAt, type WindowState } from "./window.js";
 import { ASYNC_COMMIT } from "../db/async-commit.js";
-import { grantSql, type GrantView, type PartnerClaims } from "../auth/tokens.js";
+import { grantSql, type GrantView } from "../auth/grant-rule.js";
+import type { PartnerClaims } from "../auth/tokens.js";
 
 export type SubjectKind = "store" | "application" | "token" | "token_failures";
 

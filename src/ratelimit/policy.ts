@@ -2,7 +2,8 @@ import type { ServerResponse } from "node:http";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { PartnerPrincipal } from "../auth/principal.js";
-import { admitGrant, type PartnerClaims } from "../auth/tokens.js";
+import { admitGrant } from "../auth/grant-rule.js";
+import type { PartnerClaims } from "../auth/tokens.js";
 import type { Environment } from "../db/prisma.js";
 import type { ApiLimits, Decision, RateLimiter, Subject, SubjectKind } from "./limiter.js";
 

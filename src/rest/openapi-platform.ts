@@ -1,6 +1,9 @@
 import { ERROR_CATALOG, type ErrorCode } from "../errors.js";
 import { SCOPE_DESCRIPTIONS } from "../auth/scopes.js";
 import { EVENT_SCOPES, EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/types.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "../orders/lifecycle.js";
+import { ENVIRONMENTS } from "../store/status.js";
+import { USER_AGENT } from "../webhooks/message.js";
 import type { JsonSchema } from "./route.js";
 
 /**
@@ -11,8 +14,6 @@ import type { JsonSchema } from "./route.js";
 export const ref = (kind: "schemas" | "parameters" | "headers" | "responses", name: string): JsonSchema => ({
   $ref: `#/components/${kind}/${name}`,
 });
-
-const ORDER_STATUSES = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"];
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOG) as ErrorCode[];
 
@@ -81,7 +82,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
       expires_in: { type: "integer", description: "Seconds (default 3600)" },
       scope: { type: "string", description: "Space-separated scopes granted to the Application" },
       tenant_id: { type: "string", description: "The store code the token is for" },
-      environment: { type: "string", enum: ["SANDBOX", "PRODUCTION"] },
+      environment: { type: "string", enum: [...ENVIRONMENTS] },
     },
   },
   JsonWebKeySet: {
@@ -298,8 +299,8 @@ export const EVENT_DATA: Record<DeliveredEvent, { emitted: string; data: JsonSch
         orderId: { type: "string", format: "uuid" },
         orderNumber: { type: "integer", description: "Per-store sequence" },
         total: { type: "number" },
-        type: { type: "string", enum: ["DELIVERY", "PICKUP"] },
-        status: { type: "string", enum: ORDER_STATUSES },
+        type: { type: "string", enum: [...ORDER_TYPES] },
+        status: { type: "string", enum: [...ORDER_STATUSES] },
       },
     },
   },
@@ -394,7 +395,7 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     description: "The delivery (one per endpoint and event); see GET /public/v1/webhooks/deliveries",
     schema: { type: "string", format: "uuid" },
   },
-  { name: "User-Agent", in: "header", required: true, schema: { type: "string", enum: ["PartnerWebhooks/1.0"] } },
+  { name: "User-Agent", in: "header", required: true, schema: { type: "string", enum: [USER_AGENT] } },
 ];
 
 /** OpenAPI 3.1 `webhooks`: one POST per event type, with the envelope and the delivery headers. */

@@ -7,6 +7,7 @@ import { operationCallsOut } from "../graphql/commands.js";
 import type { Tx } from "../db/prisma.js";
 import type { Services } from "../services.js";
 import { parseBody, requestBody } from "../http/body.js";
+import { send } from "../http/response.js";
 import { compileBody, compileObject, check, pickDeclared, queryOf, type InputValidators } from "./validate.js";
 import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
 import type { AnyRoute, RouteInput, RouteResult } from "./route.js";
@@ -189,15 +190,4 @@ export class RestRouter {
   get routes(): AnyRoute[] {
     return this.compiled.map((c) => c.route);
   }
-}
-
-export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (body === undefined || status === 204) {
-    res.writeHead(status, headers);
-    res.end();
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
-  res.end(text);
 }

@@ -1,6 +1,8 @@
 import { EVENT_TYPES } from "../events/types.js";
 import type { JsonSchema } from "./route.js";
-import { ORDER_STATUSES, ORDER_TYPES } from "../graphql/orders.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "../orders/lifecycle.js";
+import { STORE_STATUSES } from "../store/status.js";
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES } from "../webhooks/statuses.js";
 import { PAYMENT_METHODS } from "../orders/service.js";
 import { SCENARIOS } from "../sandbox/scenarios.js";
 import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../input.js";
@@ -42,7 +44,7 @@ export const StoreSchema: JsonSchema = {
     logo: nullable({ type: "string" }),
     phone: nullable({ type: "string" }),
     isActive: { type: "boolean" },
-    status: { type: "string", enum: ["OPEN", "CLOSED", "PAUSED"] },
+    status: { type: "string", enum: [...STORE_STATUSES] },
     address: nullable(AddressSchema),
     openingHours: {
       type: "array",
@@ -422,7 +424,7 @@ export const WebhookEndpointSchema: JsonSchema = {
     id: uuid,
     url: { type: "string", format: "uri" },
     events: { type: "array", items: { type: "string" } },
-    status: { type: "string", enum: ["ACTIVE", "INACTIVE", "FAILED"] },
+    status: { type: "string", enum: [...WEBHOOK_ENDPOINT_STATUSES] },
     secretPrefix: { type: "string", description: "First 12 characters of the signing secret" },
     lastSuccessAt: nullable(dateTime),
     failureCount: { type: "integer", minimum: 0, description: "Consecutive failed attempts" },
@@ -475,7 +477,7 @@ export const WebhookDeliverySchema: JsonSchema = {
     eventId: { type: "string", description: "Same on every attempt and replay: deduplicate on it" },
     eventType: { type: "string" },
     tenantId: { type: "string", description: "Store code" },
-    status: { type: "string", enum: ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"] },
+    status: { type: "string", enum: [...WEBHOOK_DELIVERY_STATUSES] },
     httpStatus: nullable({ type: "integer" }),
     attempts: { type: "integer", minimum: 0 },
     lastAttemptAt: nullable(dateTime),

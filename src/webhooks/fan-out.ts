@@ -3,11 +3,12 @@ import { EVENT_SCOPES } from "../events/types.js";
 import type { DeliverPayload } from "./jobs.js";
 import type { Claimed } from "./attempt.js";
 import { ASYNC_COMMIT } from "../db/async-commit.js";
+import { grantActiveSql } from "../auth/grant-rule.js";
 
 export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
 
-// Fan-out: every ACTIVE or FAILED endpoint on the event's store that subscribed to its type, whose
-// Application is enabled, holds an active Grant on the store and holds the event's required scope, gets one
+// Fan-out: every ACTIVE or FAILED endpoint on the event's store that subscribed to its type, whose Application
+// the grant rule (src/auth/grant-rule.ts) lets reach the store and holds the event's required scope, gets one
 // delivery. ON CONFLICT makes a re-run create nothing twice. $1 is the events' ids, $2 the scope of each type,
 // $3 whether to claim each new delivery's first attempt (stamping lastAttemptAt, as a claim does).
 // ASYNC_COMMIT: the fan-out job's completion, committed after this, makes it durable.
@@ -23,8 +24,9 @@ const INSERT_DELIVERIES = `
     from event
     cross join ${ASYNC_COMMIT}
     join "WebhookEndpoint" e on e."storeId" = event."storeId" and event.type = any(e.events) and e.status in ('ACTIVE', 'FAILED')
-    join "Application" a on a.id = e."applicationId" and a.status = 'ACTIVE' and event.scope = any(a.scopes)
-    join "Grant" g on g."applicationId" = e."applicationId" and g."storeId" = e."storeId" and g.status = 'ACTIVE'
+    join "Application" a on a.id = e."applicationId" and event.scope = any(a.scopes)
+    join "Grant" g on g."applicationId" = e."applicationId" and g."storeId" = e."storeId"
+      and ${grantActiveSql({ grantStatus: "g.status", applicationStatus: "a.status" })}
     on conflict ("eventId", "endpointId") do nothing
     returning id, "eventId", "endpointId", "nextAttemptAt", "lastAttemptAt"
   )`;

@@ -45,6 +45,14 @@ describe("admin GraphQL", () => {
     expect(stores.errors).toBeUndefined();
   });
 
+  it("a revoked admin key is refused with 401", async () => {
+    const res = await graphql<{ createAdminKey: { id: string; key: string } }>(app, `mutation { createAdminKey(name: "retired") { id key } }`);
+    const { id, key } = res.data!.createAdminKey;
+    expect((await graphql(app, `{ stores { id } }`, {}, key)).status).toBe(200);
+    await app.services.db.adminKey.update({ where: { id }, data: { revokedAt: new Date() } });
+    expect((await graphql(app, `{ stores { id } }`, {}, key)).status).toBe(401);
+  });
+
   it("without a credential /graphql answers 401 problem+json", async () => {
     const res = await fetch(`${app.baseUrl}/graphql`, {
       method: "POST",

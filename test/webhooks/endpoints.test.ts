@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
 import { createApplication, createGrant } from "../../src/admin/operations.js";
 import { emitEvent } from "../../src/events/outbox.js";
-import { fanOutEvent } from "../../src/webhooks/fan-out.js";
+import { fanOutAndClaim, fanOutEvent } from "../../src/webhooks/fan-out.js";
 import { runAttempt } from "../../src/webhooks/attempt.js";
 import { destroyWebhookAgents } from "../../src/webhooks/send.js";
 import { startReceiver, type Receiver } from "./receiver.js";
@@ -322,6 +322,21 @@ describe("fan-out and attempt claims", () => {
     expect(await app.services.db.webhookDelivery.count({ where: { eventId } })).toBe(1);
     expect(await runAttempt(app.services, attempts[0])).toMatchObject({ kind: "attempted", succeeded: true });
     expect(await fanOutEvent(app.services.pool, eventId)).toEqual([]);
+  });
+
+  it("a disabled Application's endpoints get no delivery from either fan-out; once enabled again they do", async () => {
+    const t = await createTenant(app);
+    const endpoint = await register(t, "/disabled-app");
+    await app.services.db.application.update({ where: { clientId: t.clientId }, data: { status: "DISABLED" } });
+    const event = await app.services.db.$transaction((tx) => emitEvent(tx, t.storeId, "order.created", { orderId: "o-1", status: "PENDING" }));
+    expect(await fanOutAndClaim(app.services.pool, [event.id])).toEqual([[]]);
+    expect(await fanOutEvent(app.services.pool, event.id)).toEqual([]);
+    expect(await app.services.db.webhookDelivery.count({ where: { eventId: event.id } })).toBe(0);
+
+    await app.services.db.application.update({ where: { clientId: t.clientId }, data: { status: "ACTIVE" } });
+    const { eventId } = await emitAndFanOutWithAttempts(t.storeId);
+    const deliveries = await app.services.db.webhookDelivery.findMany({ where: { eventId } });
+    expect(deliveries.map((d) => d.endpointId)).toEqual([endpoint.id]);
   });
 
   it("two workers running the same scheduled attempt send it once; a crashed attempt is retried after its lease", async () => {

@@ -11,7 +11,7 @@ import {
   updatedSinceParam,
   uuid,
 } from "../schemas.js";
-import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "../../graphql/customers.js";
+import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "../../customers/search.js";
 import type { Page } from "../../graphql/pagination.js";
 
 type CustomerBody = Record<string, unknown> & { id: string };

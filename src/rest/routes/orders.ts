@@ -11,7 +11,7 @@ import {
   updatedSinceParam,
   uuid,
 } from "../schemas.js";
-import { ORDER_STATUSES } from "../../graphql/orders.js";
+import { ORDER_STATUSES } from "../../orders/lifecycle.js";
 import type { Page } from "../../graphql/pagination.js";
 
 type OrderBody = Record<string, unknown> & { id: string };

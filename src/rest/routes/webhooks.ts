@@ -1,4 +1,5 @@
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../events/types.js";
+import { WEBHOOK_DELIVERY_STATUSES } from "../../webhooks/statuses.js";
 import { defineRoute } from "../route.js";
 import {
   CreateWebhookEndpointBody,
@@ -74,7 +75,7 @@ export const webhookRoutes = [
     scope: "webhooks:manage",
     query: {
       properties: {
-        status: { type: "string", enum: ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"] },
+        status: { type: "string", enum: [...WEBHOOK_DELIVERY_STATUSES] },
         endpointId: uuid,
         eventType: { type: "string", enum: [...EVENT_TYPES, TEST_EVENT_TYPE] },
         limit: { type: "integer", minimum: 1, maximum: 100, default: 20 },
