@@ -168,8 +168,8 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
 
 /**
  * Whether the grant lets these claims in: it exists and is active, its Application is active, and both the store
- * and the Application belong to the token's environment. `grantAdmits` is the same test for the SQL that reads
- * the grant (a refused grant takes no rate-limit slot); keep the two in step.
+ * and the Application belong to the token's environment. `grantAdmits` (src/auth/sql.ts) is the same test for the
+ * SQL that reads the grant (a refused grant takes no rate-limit slot); keep the two in step.
  */
 export function admitGrant(claims: PartnerClaims, grant: GrantView | null): PartnerPrincipal {
   if (grant?.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
@@ -178,18 +178,4 @@ export function admitGrant(claims: PartnerClaims, grant: GrantView | null): Part
     throw forbidden(`A ${claims.environment} token cannot reach this store.`);
   }
   return { kind: "partner", applicationId: grant.applicationId, storeId: grant.storeId, ...claims };
-}
-
-/**
- * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, and the condition of `admitGrant` on
- * it, for SQL. `$client` and `$store` are the statement's parameter references, `$env` the token's environment.
- */
-export function grantSql(params: { client: string; store: string; env: string }): { select: string; grantAdmits: string } {
-  return {
-    select: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
-        s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
-      FROM "Grant" g JOIN "Application" a ON a.id = g."applicationId" JOIN "Store" s ON s.id = g."storeId"
-      WHERE a."clientId" = ${params.client} AND s.code = ${params.store}`,
-    grantAdmits: `"grantStatus" = 'ACTIVE' AND "applicationStatus" = 'ACTIVE' AND "appEnvironment" = ${params.env} AND "storeEnvironment" = ${params.env}`,
-  };
 }

@@ -1,7 +1,8 @@
 import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
 import { SCOPES, type Scope } from "../../src/auth/scopes.js";
 import type { Environment } from "../../src/db/prisma.js";
-import { admitGrant, grantSql, verifyPartnerToken, type GrantView } from "../../src/auth/tokens.js";
+import { admitGrant, verifyPartnerToken, type GrantView } from "../../src/auth/tokens.js";
+import { grantSql } from "../../src/auth/sql.js";
 import type { PartnerPrincipal } from "../../src/auth/principal.js";
 import type { TestApp } from "./app.js";
 
