@@ -1,4 +1,4 @@
-import DataLoader from "dataloader";
+import type DataLoader from "dataloader";
 import type pg from "pg";
 import type { Services } from "../services.js";
 import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
@@ -10,6 +10,7 @@ import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryDelayMs } from "./policy.j
 import { DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
 import { WEBHOOK_RECORD } from "./sql/record.js";
 import { parseInstant } from "../input.js";
+import { batchStatements } from "../db/batch.js";
 
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
@@ -172,15 +173,14 @@ export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Pr
  * load and delays only the job's completion, not the POST (measured: 1,800/s, latency p50 5 ms; docs/performance.md).
  */
 const RECORD_WINDOW_MS = 5;
-// One batcher per pool (DataLoader for its batching only; nothing is cached).
+// One batcher per pool.
 const recorders = new WeakMap<pg.Pool, DataLoader<RecordRow, number | null>>();
 function recorder(pool: pg.Pool): DataLoader<RecordRow, number | null> {
   let loader = recorders.get(pool);
   if (!loader) {
-    loader = new DataLoader((rows) => recordBatch(pool, rows), {
-      cache: false,
+    loader = batchStatements((rows: readonly RecordRow[]) => recordBatch(pool, rows), {
       maxBatchSize: 200,
-      batchScheduleFn: (run) => setTimeout(run, RECORD_WINDOW_MS),
+      schedule: (send) => setTimeout(send, RECORD_WINDOW_MS),
     });
     recorders.set(pool, loader);
   }
