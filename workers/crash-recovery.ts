@@ -3,6 +3,7 @@ import pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import type { Services } from "../src/services.js";
 import type { Logger } from "../src/log.js";
+import { FORCE_UNLOCK_WORKERS, HOLD_LIVENESS_LOCK, POOLS_HOLDING_JOBS, RELEASE_LIVENESS_LOCK, TRY_LIVENESS_LOCK } from "./sql.js";
 
 /**
  * graphile-worker leaves the jobs of a worker that died without shutting down (SIGKILL, OOM, power loss)
@@ -15,8 +16,6 @@ import type { Logger } from "../src/log.js";
 
 /** Namespace (first key) of the liveness advisory locks. */
 export const LOCK_CLASS = 0x5747_4b52;
-/** A new pool may lock its first jobs a moment before its liveness lock is granted; never judge it that early. */
-const GRACE = "2 seconds";
 const RECOVERY_INTERVAL_MS = 5000;
 /** Backoff of the liveness connection's reconnects: from this, doubling, up to RECONNECT_MAX_MS. */
 const RECONNECT_MIN_MS = 100;
@@ -32,18 +31,16 @@ export interface CrashRecovery {
 async function recoverAbandonedJobs(pool: pg.Pool, ownPools: ReadonlySet<string>): Promise<string[]> {
   const client = await pool.connect();
   try {
-    const { rows } = await client.query<{ lockedBy: string }>(
-      `select distinct locked_by as "lockedBy" from graphile_worker.jobs where locked_by is not null and locked_at < now() - interval '${GRACE}'`,
-    );
+    const { rows } = await client.query<{ lockedBy: string }>(POOLS_HOLDING_JOBS);
     const dead: string[] = [];
     for (const { lockedBy } of rows) {
       if (ownPools.has(lockedBy)) continue;
-      const { rows: probe } = await client.query<{ free: boolean }>("select pg_try_advisory_lock($1, hashtext($2)) as free", [LOCK_CLASS, lockedBy]);
+      const { rows: probe } = await client.query<{ free: boolean }>(TRY_LIVENESS_LOCK, [LOCK_CLASS, lockedBy]);
       if (!probe[0].free) continue;
-      await client.query("select pg_advisory_unlock($1, hashtext($2))", [LOCK_CLASS, lockedBy]);
+      await client.query(RELEASE_LIVENESS_LOCK, [LOCK_CLASS, lockedBy]);
       dead.push(lockedBy);
     }
-    if (dead.length > 0) await client.query("select graphile_worker.force_unlock_workers($1::text[])", [dead]);
+    if (dead.length > 0) await client.query(FORCE_UNLOCK_WORKERS, [dead]);
     return dead;
   } finally {
     client.release();
@@ -127,7 +124,7 @@ class Liveness {
 }
 
 function lock(client: pg.Client, poolId: string): Promise<unknown> {
-  return client.query("select pg_advisory_lock($1, hashtext($2))", [LOCK_CLASS, poolId]);
+  return client.query(HOLD_LIVENESS_LOCK, [LOCK_CLASS, poolId]);
 }
 
 export async function startCrashRecovery(services: Services, databaseUrl: string): Promise<CrashRecovery> {

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Runner } from "graphile-worker";
 import type { Logger } from "../src/log.js";
+import { VACUUM_JOBS } from "./sql.js";
 
 /**
  * graphile-worker's jobs table churns: every job is inserted, locked (an update) and deleted, and each leaves a
@@ -41,7 +42,7 @@ export function startQueueVacuum(
     completed = 0;
     const startedAt = performance.now();
     pool
-      .query("vacuum (skip_locked) graphile_worker._private_jobs")
+      .query(VACUUM_JOBS)
       .then(() => log.debug({ jobs, ms: Math.round(performance.now() - startedAt) }, "jobs table vacuumed"))
       .catch((err: unknown) => log.warn({ err }, "could not vacuum the jobs table; autovacuum still will"))
       .finally(() => (running = false));

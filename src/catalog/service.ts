@@ -1,5 +1,6 @@
 import type { Tx } from "../db/prisma.js";
 import { notFound } from "../errors.js";
+import { enqueueCatalogFlush } from "./sql.js";
 
 export const FLUSH_CATALOG_TASK = "flush_catalog_changes";
 
@@ -17,8 +18,7 @@ export async function recordCatalogChange(
   windowMs: number,
 ): Promise<void> {
   await tx.catalogChange.create({ data: { storeId, itemType, itemId, action } });
-  await tx.$executeRaw`select graphile_worker.add_job(${FLUSH_CATALOG_TASK}, json_build_object('storeId', ${storeId}::text),
-    run_at := now() + ${windowMs} * interval '1 millisecond', job_key := ${`catalog:${storeId}`}, job_key_mode := 'preserve_run_at')`;
+  await tx.$executeRaw(enqueueCatalogFlush(FLUSH_CATALOG_TASK, storeId, windowMs));
 }
 
 /** Pauses or resumes a product (PATCH /catalog/products/{id}/status). */

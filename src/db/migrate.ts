@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { Logger as WorkerLogger, runMigrations as runWorkerMigrations } from "graphile-worker";
 import type { Logger } from "../log.js";
+import { APPLIED_MIGRATION_NAMES, APPLIED_MIGRATIONS, LOCK_MIGRATIONS, RECORD_MIGRATION, UNLOCK_MIGRATIONS } from "./sql.js";
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../prisma/migrations/", import.meta.url));
 
@@ -44,10 +45,10 @@ export async function migrate(connectionString: string, log?: Logger, dir = MIGR
   await client.connect();
   const applied: string[] = [];
   try {
-    await client.query("select pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
+    await client.query(LOCK_MIGRATIONS, [MIGRATION_LOCK_ID]);
     await client.query(`create table if not exists _migrations (
       name text primary key, checksum text not null, applied_at timestamptz not null default now())`);
-    const { rows } = await client.query<{ name: string; checksum: string }>("select name, checksum from _migrations");
+    const { rows } = await client.query<{ name: string; checksum: string }>(APPLIED_MIGRATIONS);
     const done = new Map(rows.map((r) => [r.name, r.checksum]));
     for (const m of migrations) {
       const previous = done.get(m.name);
@@ -58,7 +59,7 @@ export async function migrate(connectionString: string, log?: Logger, dir = MIGR
       await client.query("begin");
       try {
         await client.query(m.sql);
-        await client.query("insert into _migrations (name, checksum) values ($1, $2)", [m.name, m.checksum]);
+        await client.query(RECORD_MIGRATION, [m.name, m.checksum]);
         await client.query("commit");
       } catch (e) {
         await client.query("rollback");
@@ -69,7 +70,7 @@ export async function migrate(connectionString: string, log?: Logger, dir = MIGR
     }
     await runWorkerMigrations({ connectionString, logger: quietWorkerLogger });
   } finally {
-    await client.query("select pg_advisory_unlock($1)", [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await client.query(UNLOCK_MIGRATIONS, [MIGRATION_LOCK_ID]).catch(() => undefined);
     await client.end();
   }
   return applied;
@@ -82,7 +83,7 @@ let expectedMigrations: Promise<Migration[]> | null = null;
 export async function migrationsApplied(query: (sql: string) => Promise<{ rows: { name: string }[] }>): Promise<boolean> {
   expectedMigrations ??= readMigrations();
   const expected = await expectedMigrations;
-  const { rows } = await query("select name from _migrations");
+  const { rows } = await query(APPLIED_MIGRATION_NAMES);
   const have = new Set(rows.map((r) => r.name));
   return expected.every((m) => have.has(m.name));
 }

@@ -1,5 +1,6 @@
 import type { Prisma, Tx } from "../db/prisma.js";
 import type { EventType } from "./types.js";
+import { enqueueFanOut } from "./sql.js";
 
 export const FAN_OUT_TASK = "fan_out_event";
 
@@ -14,6 +15,6 @@ export interface FanOutPayload {
  */
 export async function emitEvent(tx: Tx, storeId: string, type: EventType, data: Prisma.InputJsonObject): Promise<{ id: string }> {
   const event = await tx.event.create({ data: { storeId, type, data }, select: { id: true } });
-  await tx.$executeRaw`select graphile_worker.add_job(${FAN_OUT_TASK}, json_build_object('eventId', ${event.id}::text), job_key := ${`fan_out:${event.id}`})`;
+  await tx.$executeRaw(enqueueFanOut(FAN_OUT_TASK, event.id));
   return event;
 }

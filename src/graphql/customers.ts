@@ -10,6 +10,8 @@ import { SEARCH_DESCRIPTION, searchFilter } from "../customers/search.js";
 import { NewCustomerInput } from "./orders.js";
 import type { Prisma } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
+import { batchStatements } from "../db/batch.js";
+import type DataLoader from "dataloader";
 
 /** Customers: the list, the detail with delivery addresses and a contact summary. */
 
@@ -38,36 +40,39 @@ const ContactSummaryRef = builder.objectRef<ContactSummary>("ContactSummary").im
   }),
 });
 
-interface SummaryBatch {
-  ids: Set<string>;
-  result: Promise<Map<string, ContactSummary>>;
-}
-const openBatches = new WeakMap<Context, SummaryBatch>();
+const NO_ORDERS: ContactSummary = { orderCount: 0, firstOrderAt: null, lastOrderAt: null };
 
 /**
  * Summaries are aggregates, which a Prisma include cannot express: every customer of one response joins one
  * batch, answered by a single GROUP BY once the current resolvers have run (no query per listed customer).
  */
-function contactSummaryOf(ctx: Context, customerId: string): Promise<ContactSummary> {
-  let batch = openBatches.get(ctx);
-  if (!batch) {
-    const ids = new Set<string>();
-    const result = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-      openBatches.delete(ctx);
+function summaryBatch(ctx: Context): DataLoader<string, ContactSummary> {
+  return batchStatements(
+    async (customerIds: readonly string[]) => {
       const rows = await ctx.db.order.groupBy({
         by: ["customerId"],
-        where: { customerId: { in: [...ids] } },
+        where: { customerId: { in: [...new Set(customerIds)] } },
         _count: { _all: true },
         _min: { createdAt: true },
         _max: { createdAt: true },
       });
-      return new Map(rows.map((r) => [r.customerId ?? "", { orderCount: r._count._all, firstOrderAt: r._min.createdAt, lastOrderAt: r._max.createdAt }]));
-    });
-    batch = { ids, result };
-    openBatches.set(ctx, batch);
+      const byCustomer = new Map(
+        rows.map((r) => [r.customerId ?? "", { orderCount: r._count._all, firstOrderAt: r._min.createdAt, lastOrderAt: r._max.createdAt }]),
+      );
+      return customerIds.map((id) => byCustomer.get(id) ?? NO_ORDERS);
+    },
+    { schedule: setImmediate },
+  );
+}
+
+const summaryBatches = new WeakMap<Context, DataLoader<string, ContactSummary>>();
+function contactSummaryOf(ctx: Context, customerId: string): Promise<ContactSummary> {
+  let batch = summaryBatches.get(ctx);
+  if (!batch) {
+    batch = summaryBatch(ctx);
+    summaryBatches.set(ctx, batch);
   }
-  batch.ids.add(customerId);
-  return batch.result.then((m) => m.get(customerId) ?? { orderCount: 0, firstOrderAt: null, lastOrderAt: null });
+  return batch.load(customerId);
 }
 
 builder.prismaObject("CustomerAddress", {

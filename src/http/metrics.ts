@@ -14,20 +14,7 @@ import type { SubjectKind } from "../ratelimit/limiter.js";
 import { planCacheStats } from "../db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../webhooks/statuses.js";
-
-const DELIVERIES_SQL = `SELECT status::text AS status, count(*)::int AS n FROM "WebhookDelivery" GROUP BY status`;
-
-/** Jobs still to run (permanently failed ones excluded) by task and state. */
-const QUEUE_SQL = `
-SELECT task_identifier AS task,
-  count(*) FILTER (WHERE locked_at IS NULL AND run_at <= now())::int AS ready,
-  count(*) FILTER (WHERE locked_at IS NULL AND run_at > now())::int AS scheduled,
-  count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS running
-FROM graphile_worker.jobs WHERE attempts < max_attempts GROUP BY task_identifier`;
-
-const LAG_SQL = `
-SELECT coalesce(extract(epoch FROM now() - min(run_at)), 0)::float8 AS lag
-FROM graphile_worker.jobs WHERE locked_at IS NULL AND run_at <= now() AND attempts < max_attempts`;
+import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 
 /**
  * Prometheus metrics of one process (prom-client, a registry of its own). Request series are labelled by the
@@ -97,7 +84,7 @@ export class Metrics {
       labelNames: ["status"],
       registers,
       collect() {
-        return scrape(this, DELIVERIES_SQL, (g: Gauge<"status">, rows: { status: string; n: number }[]) => {
+        return scrape(this, DELIVERIES_BY_STATUS, (g: Gauge<"status">, rows: { status: string; n: number }[]) => {
           for (const s of WEBHOOK_DELIVERY_STATUSES) g.set({ status: s }, rows.find((r) => r.status === s)?.n ?? 0);
         });
       },
@@ -108,9 +95,13 @@ export class Metrics {
       labelNames: ["task", "state"],
       registers,
       collect() {
-        return scrape(this, QUEUE_SQL, (g: Gauge<"task" | "state">, rows: { task: string; ready: number; scheduled: number; running: number }[]) => {
-          for (const r of rows) for (const state of ["ready", "scheduled", "running"] as const) g.set({ task: r.task, state }, r[state]);
-        });
+        return scrape(
+          this,
+          JOBS_BY_TASK_AND_STATE,
+          (g: Gauge<"task" | "state">, rows: { task: string; ready: number; scheduled: number; running: number }[]) => {
+            for (const r of rows) for (const state of ["ready", "scheduled", "running"] as const) g.set({ task: r.task, state }, r[state]);
+          },
+        );
       },
     });
     new Gauge({
@@ -170,7 +161,7 @@ export class Metrics {
       help: "How long the oldest due job has waited for a worker (0 when none waits).",
       registers,
       collect() {
-        return scrape(this, LAG_SQL, (g: Gauge, rows: { lag: number }[]) => g.set(rows[0]?.lag ?? 0));
+        return scrape(this, QUEUE_LAG, (g: Gauge, rows: { lag: number }[]) => g.set(rows[0]?.lag ?? 0));
       },
     });
   }

@@ -4,6 +4,7 @@ import { ApiError, invalidRequest, notFound, unprocessable, type Violation } fro
 import { emitEvent } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { checkTransition, eventsFor } from "./lifecycle.js";
+import { drawOrderNumber } from "./sql.js";
 import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../input.js";
 
 export interface PaymentInput {
@@ -100,8 +101,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     ]);
   }
 
-  const [seq] = await tx.$queryRaw<{ orderSeq: number; publicSettings: Prisma.JsonValue }[]>`
-    update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid returning "orderSeq", "publicSettings"`;
+  const [seq] = await tx.$queryRaw<{ orderSeq: number; publicSettings: Prisma.JsonValue }[]>(drawOrderNumber(storeId));
 
   const productIds = [...new Set(input.items.map((i) => i.productId))];
   const products = await tx.product.findMany({

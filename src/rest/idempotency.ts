@@ -5,6 +5,7 @@ import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation
 import { LONGEST_COMMAND_MS } from "../graphql/commands.js";
 import type { RouteMiddleware, RouteNext } from "./router.js";
 import { acceptsIdempotencyKey, type RouteResult } from "./route.js";
+import { claimIdempotencyKey } from "./sql.js";
 
 /**
  * Idempotency-Key on POST, PUT and PATCH. The record of a write commits in the write's own transaction, so
@@ -80,20 +81,9 @@ function completed(recorded: Recorded, defaultStatus: number) {
   };
 }
 
-/**
- * Inserts the key's record IN_PROGRESS unless there is one; true if this call inserted it. A record another
- * transaction is still inserting is invisible, so the insert waits on the unique index until that transaction
- * ends, then inserts (it rolled back) or does nothing (it committed). The wait is bounded by lock_timeout, set
- * in the FROM item before the insert runs and put back to the session's value by RETURNING, so the operation's
- * own statements wait on locks as they always did.
- */
+/** Inserts the key's record IN_PROGRESS unless there is one, waiting at most `waitMs` for a concurrent insert; true if this call inserted it. */
 async function claim(db: Tx, k: Key, waitMs: number): Promise<boolean> {
-  const rows = await db.$queryRaw<unknown[]>`
-    insert into "IdempotencyKey" (id, "applicationId", "storeId", key, fingerprint, "expiresAt")
-    select gen_random_uuid(), ${k.applicationId}::uuid, ${k.storeId}::uuid, ${k.key}, ${k.fingerprint}, ${expiry()}
-    from (select set_config('lock_timeout', ${`${Math.max(1, Math.ceil(waitMs))}ms`}, true)) as bounded_wait
-    on conflict ("applicationId", "storeId", key) do nothing
-    returning set_config('lock_timeout', (select reset_val from pg_settings where name = 'lock_timeout'), true)`;
+  const rows = await db.$queryRaw<unknown[]>(claimIdempotencyKey(k, expiry(), waitMs));
   return rows.length === 1;
 }
 

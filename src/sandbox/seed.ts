@@ -1,4 +1,5 @@
 import type { Tx } from "../db/prisma.js";
+import { lockStore } from "./sql.js";
 
 /** A deterministic fake catalog and customers for a sandbox store; seeding again duplicates nothing. */
 
@@ -89,7 +90,7 @@ export interface SeedResult {
 /** Creates whatever of the fixed data set is missing, by name, so calling it again duplicates nothing. */
 export async function seedSandboxStore(tx: Tx, storeId: string): Promise<SeedResult> {
   // Serialises concurrent seeds of one store.
-  await tx.$executeRaw`select id from "Store" where id = ${storeId}::uuid for update`;
+  await tx.$executeRaw(lockStore(storeId));
   for (const [position, cat] of CATALOG.entries()) {
     const category =
       (await tx.category.findFirst({ where: { storeId, name: cat.name } })) ??

@@ -1,4 +1,4 @@
-import DataLoader from "dataloader";
+import type DataLoader from "dataloader";
 import type pg from "pg";
 import type { Services } from "../services.js";
 import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
@@ -7,15 +7,17 @@ import { deliveryHeaders, envelopeBody } from "./message.js";
 import { DELIVER_TASK, scheduledJobKey, type DeliverPayload } from "./jobs.js";
 import type { WebhookDeliveryStatus } from "../db/prisma.js";
 import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryDelayMs } from "./policy.js";
-import { ASYNC_COMMIT } from "../db/async-commit.js";
+import { DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
+import { WEBHOOK_RECORD } from "./sql/record.js";
 import { parseInstant } from "../input.js";
+import { batchStatements } from "../db/batch.js";
 
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
  * (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job).
  * The worker runs SCHEDULED and REPLAY attempts; the API runs TEST attempts inline. Two statements per
- * attempt (claim, record), both on the raw pool; a first attempt is claimed by the fan-out that creates it
- * (src/webhooks/fan-out.ts), and records that end together share one statement.
+ * attempt (claim, record; their SQL is in ./sql/), both on the raw pool; a first attempt is claimed by the fan-out
+ * that creates it (src/webhooks/fan-out.ts), and records that end together share one statement.
  */
 
 export type AttemptRequest = DeliverPayload | { deliveryId: string; trigger: "TEST" };
@@ -46,39 +48,17 @@ export interface Claimed {
   chainExhausted: boolean;
 }
 
-// The scheduled claim succeeds once per due time: it stamps lastAttemptAt, and another claim for the same
-// dueAt only passes once that stamp is older than the lease (the worker that made it died). Replays and tests
-// are extra attempts and claim unconditionally (their stamp can hold back an overdue scheduled attempt for
-// one lease). INACTIVE endpoints are never claimed. Claims and records commit asynchronously (ASYNC_COMMIT): the
-// job's completion, committed after them, flushes them; losing them in a database crash re-runs the attempt.
-const CLAIM = `
-update "WebhookDelivery" d set "lastAttemptAt" = now(), "updatedAt" = now()
-from "WebhookEndpoint" e, "Event" ev, "Store" s, ${ASYNC_COMMIT}
-where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."storeId"
-  and e.status <> 'INACTIVE'
-  and ($2::timestamptz is null or (
-    d.status in ('PENDING', 'FAILED') and d."nextAttemptAt" = $2::timestamptz
-    and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
-returning d."eventId", d."endpointId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
-  case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
-  ev.data, ev."createdAt" as "eventCreatedAt", s.code as "tenantId", s.environment,
-  case when $2::timestamptz is null then (
-    select count(*) filter (where a.trigger = 'SCHEDULED') >= $4::int and not coalesce(bool_or(a.succeeded), false)
-    from "WebhookAttempt" a where a."deliveryId" = d.id
-  ) else false end as "chainExhausted"`;
-
 async function claim(services: Services, req: AttemptRequest): Promise<Claimed | null> {
   const dueAt = req.trigger === "SCHEDULED" ? req.dueAt : null;
   const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
-  const { rows } = await services.pool.query<Claimed>({ name: "webhook_claim", text: CLAIM, values: [req.deliveryId, dueAt, lease, MAX_SCHEDULED_ATTEMPTS] });
+  const { rows } = await services.pool.query<Claimed>({ ...WEBHOOK_CLAIM, values: [req.deliveryId, dueAt, lease, MAX_SCHEDULED_ATTEMPTS] });
   return rows[0] ?? null;
 }
 
 /** Why a claim found nothing to do; the rare path, so it may cost a second statement. */
 async function explainUnclaimed(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
   const { rows } = await services.pool.query<{ status: WebhookDeliveryStatus; nextAttemptAt: Date | null; lastAttemptAt: Date | null; endpointStatus: string }>(
-    `select d.status, d."nextAttemptAt", d."lastAttemptAt", e.status as "endpointStatus"
-     from "WebhookDelivery" d join "WebhookEndpoint" e on e.id = d."endpointId" where d.id = $1`,
+    DELIVERY_STATE,
     [req.deliveryId],
   );
   const row = rows[0];
@@ -89,21 +69,14 @@ async function explainUnclaimed(services: Services, req: AttemptRequest): Promis
     if (!due) return { kind: "skipped", reason: "not due" };
     if (row.endpointStatus === "INACTIVE") {
       // INACTIVE endpoints receive nothing: the retry chain ends here; a replay can send it once re-enabled.
-      await services.pool.query(
-        `update "WebhookDelivery" set status = 'FAILED', "nextAttemptAt" = null, "lastError" = $3, "updatedAt" = now()
-         where id = $1 and "nextAttemptAt" = $2::timestamptz`,
-        [req.deliveryId, req.dueAt, ENDPOINT_INACTIVE_ERROR],
-      );
+      await services.pool.query(END_CHAIN, [req.deliveryId, req.dueAt, ENDPOINT_INACTIVE_ERROR]);
       return { kind: "skipped", reason: "endpoint inactive" };
     }
     const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
     return { kind: "busy", retryAt: new Date((row.lastAttemptAt?.getTime() ?? Date.now()) + lease) };
   }
   // A replay whose endpoint was disabled after it was requested: leave PENDING for what it was before.
-  await services.pool.query(`update "WebhookDelivery" set status = 'FAILED', "lastError" = $2, "updatedAt" = now() where id = $1 and status = 'PENDING'`, [
-    req.deliveryId,
-    ENDPOINT_INACTIVE_ERROR,
-  ]);
+  await services.pool.query(FAIL_REPLAY, [req.deliveryId, ENDPOINT_INACTIVE_ERROR]);
   return { kind: "skipped", reason: "endpoint inactive" };
 }
 
@@ -148,81 +121,7 @@ function decide(req: AttemptRequest, c: Claimed, succeeded: boolean, schedule: r
   return { status: c.chainExhausted && c.nextAttemptAt === null ? "DEAD_LETTER" : "FAILED", next: "keep", delayMs: 0, deadLetter: false };
 }
 
-// Records every attempt that ended in the same tick in one statement, prepared once per connection (planning
-// these CTEs costs more than running them): each delivery's new state, its attempt row, its endpoint's health
-// and its next scheduled job commit together. $1 is a JSON array of RecordRow (a delivery appears once per batch),
-// $2 the deliver task, $3 the deliveries' ids, $4 their endpoints' ids.
-// An endpoint's row is shared by all its deliveries, so it is written once per batch, and a batch of successes
-// only writes it when something changes (or lastSuccessAt is over a second old) to keep it from being a hot row;
-// within one batch a success outweighs failures (the endpoint answered).
-// Row locks are taken up front in one order, whatever plan PostgreSQL picks: the endpoints to write, by id, then
-// the deliveries, by id. Updating rows in the order a plan meets them deadlocked concurrent batches (each batch
-// meets shared endpoints in table order, which changes as rows are rewritten, and its deliveries in input order).
-// Endpoints come first as for deleting an endpoint, which locks it and then its deliveries. Each row names its
-// delivery's endpoint as the claim read it (it never changes), so finding them costs no extra read.
-const RECORD = `
-with input as (
-  select * from jsonb_to_recordset($1::jsonb) as i(
-    ord int, id uuid, endpoint_id uuid, status "WebhookDeliveryStatus", http_status int, last_error text, duration_ms int, next text, delay_ms int,
-    trigger "WebhookAttemptTrigger", succeeded boolean, error text, headers jsonb, body text, excerpt text, started_at timestamptz,
-    dead_letter boolean, next_step int, job_key text)
-), outcome as (
-  select endpoint_id as id, bool_or(succeeded) as ok, count(*) filter (where not succeeded) as failures, bool_or(dead_letter) as dead
-  from input group by endpoint_id
-), endpoint_lock as (
-  -- $4 repeats the endpoints' ids as an array, for the same reason as $3 (below).
-  select e.id from "WebhookEndpoint" e join outcome o on o.id = e.id
-  where e.id = any($4::uuid[])
-    and (not o.ok or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
-  order by e.id
-  for no key update of e
-), delivery_lock as (
-  -- The condition on endpoint_lock is always true: it is evaluated once, before the first delivery is locked.
-  -- $3 repeats the ids as an array: the planner cannot see how few rows jsonb_to_recordset yields (it assumes
-  -- 100), and without it chose to scan the whole table for a batch of one (3 ms instead of 0.1 ms).
-  select d.id from "WebhookDelivery" d
-  where d.id = any($3::uuid[]) and (select count(*) from endpoint_lock) >= 0
-  order by d.id
-  for no key update of d
-), delivery as (
-  update "WebhookDelivery" d set
-    status = i.status,
-    attempts = d.attempts + 1,
-    "httpStatus" = i.http_status,
-    "lastError" = i.last_error,
-    "requestDurationMs" = i.duration_ms,
-    "nextAttemptAt" = case i.next when 'schedule' then now() + i.delay_ms * interval '1 millisecond' when 'clear' then null else d."nextAttemptAt" end,
-    "updatedAt" = now()
-  from input i, delivery_lock l, ${ASYNC_COMMIT}
-  where d.id = i.id and d.id = l.id
-  returning d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
-    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at
-), attempt as (
-  insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "responseExcerpt", "startedAt")
-  select gen_random_uuid(), d.id, d.attempts, d.trigger, d.succeeded, d.http_status, d.duration_ms, d.error, d.headers, d.body, d.excerpt, d.started_at
-  from delivery d
-), endpoint as (
-  update "WebhookEndpoint" e set
-    "failureCount" = case when o.ok then 0 else e."failureCount" + o.failures end,
-    "lastSuccessAt" = case when o.ok then now() else e."lastSuccessAt" end,
-    status = case
-      when o.ok and e.status = 'FAILED' then 'ACTIVE'::"WebhookEndpointStatus"
-      when not o.ok and o.dead and e.status = 'ACTIVE' then 'FAILED'::"WebhookEndpointStatus"
-      else e.status end,
-    "updatedAt" = now()
-  from outcome o, endpoint_lock l
-  where e.id = o.id and e.id = l.id and e.id = any($4::uuid[])
-)
-select d.ord, d.attempts,
-  case when d.next = 'schedule' then (graphile_worker.add_job(
-    $2::text,
-    json_build_object('deliveryId', d.id, 'trigger', 'SCHEDULED', 'step', d.next_step, 'dueAt', d."nextAttemptAt"),
-    run_at := d."nextAttemptAt",
-    job_key := d.job_key
-  )).id end as "jobId"
-from delivery d`;
-
-/** One attempt's outcome, as RECORD reads it. */
+/** One attempt's outcome, as WEBHOOK_RECORD reads it. */
 export interface RecordRow {
   id: string;
   endpoint_id: string;
@@ -244,7 +143,7 @@ export interface RecordRow {
   job_key: string;
 }
 
-/** Runs RECORD for a batch; a delivery recorded twice in one tick (a replay beside a retry) goes in a later round. */
+/** Runs WEBHOOK_RECORD for a batch; a delivery recorded twice in one tick (a replay beside a retry) goes in a later round. */
 export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Promise<(number | null)[]> {
   const attempts: (number | null)[] = rows.map(() => null);
   let pending = rows.map((row, ord) => ({ ...row, ord }));
@@ -259,8 +158,7 @@ export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Pr
     pending = later;
     const endpoints = [...new Set(round.map((r) => r.endpoint_id))];
     const { rows: recorded } = await pool.query<{ ord: number; attempts: number }>({
-      name: "webhook_record",
-      text: RECORD,
+      ...WEBHOOK_RECORD,
       values: [JSON.stringify(round), DELIVER_TASK, round.map((r) => r.id), endpoints],
     });
     for (const r of recorded) attempts[r.ord] = r.attempts;
@@ -269,21 +167,20 @@ export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Pr
 }
 
 /**
- * How long a finished attempt waits for others to share its RECORD statement. Attempts end at scattered moments,
+ * How long a finished attempt waits for others to share its WEBHOOK_RECORD statement. Attempts end at scattered moments,
  * so batching only what ends in the same tick gave batches of about one; a statement's fixed cost (executor
  * start, CTEs, commit) dominated, and the worker topped out near 850 deliveries/s. Waiting 5 ms fills batches at
  * load and delays only the job's completion, not the POST (measured: 1,800/s, latency p50 5 ms; docs/performance.md).
  */
 const RECORD_WINDOW_MS = 5;
-// One batcher per pool (DataLoader for its batching only; nothing is cached).
+// One batcher per pool.
 const recorders = new WeakMap<pg.Pool, DataLoader<RecordRow, number | null>>();
 function recorder(pool: pg.Pool): DataLoader<RecordRow, number | null> {
   let loader = recorders.get(pool);
   if (!loader) {
-    loader = new DataLoader((rows) => recordBatch(pool, rows), {
-      cache: false,
+    loader = batchStatements((rows: readonly RecordRow[]) => recordBatch(pool, rows), {
       maxBatchSize: 200,
-      batchScheduleFn: (run) => setTimeout(run, RECORD_WINDOW_MS),
+      schedule: (send) => setTimeout(send, RECORD_WINDOW_MS),
     });
     recorders.set(pool, loader);
   }

@@ -6,6 +6,7 @@ import { runAttempt } from "./attempt.js";
 import { ownerWhere, type Owner } from "./endpoints.js";
 import { isUuid } from "../platform/uuid.js";
 import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
+import { enqueueReplays, markReplaysPending } from "./sql/replay.js";
 
 const MAX_REPLAY_BATCH = 100;
 
@@ -39,15 +40,8 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
   const off = found.find((d) => d.endpoint.status === "INACTIVE");
   if (off) throw inactive(off.endpoint.id);
 
-  // Rows locked in id order, as recording attempts locks them: an update reaches rows in table order, and a
-  // replay of many deliveries could deadlock with a batch recording their attempts.
-  await tx.$executeRaw`
-    update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
-    from (select id from "WebhookDelivery" where id = any(${unique}::uuid[]) order by id for no key update) l
-    where d.id = l.id`;
-  await tx.$executeRaw`
-    select graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id, 'trigger', 'REPLAY'), job_key := ${REPLAY_JOB_KEY_PREFIX} || id)
-    from unnest(${unique}::text[]) as id`;
+  await tx.$executeRaw(markReplaysPending(unique));
+  await tx.$executeRaw(enqueueReplays(DELIVER_TASK, REPLAY_JOB_KEY_PREFIX, unique));
   // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
   return readBack(unique);
 }

@@ -8,6 +8,7 @@ import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
 import { checkWebhookUrl } from "./url-safety.js";
 import { isUuid } from "../platform/uuid.js";
+import { lockActiveGrant, rotateEndpointSecret } from "./sql/endpoints.js";
 
 /**
  * Whose webhook rows a caller may touch: a partner its own (Application, Store), an administrator any (null).
@@ -71,8 +72,7 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
   const owner = { applicationId: principal.applicationId, storeId: principal.storeId };
   const endpoint = await transact(async (tx) => {
     // The Grant row serialises concurrent creations of one owner, so the limit cannot be overshot.
-    const grant = await tx.$queryRaw<{ id: string }[]>`
-      select id from "Grant" where "applicationId" = ${owner.applicationId}::uuid and "storeId" = ${owner.storeId}::uuid and status = 'ACTIVE' for update`;
+    const grant = await tx.$queryRaw<{ id: string }[]>(lockActiveGrant(owner));
     if (grant.length === 0) throw forbidden("This Application's grant on the store is revoked.");
     const count = await tx.webhookEndpoint.count({ where: owner });
     if (count >= MAX_ENDPOINTS_PER_OWNER) {
@@ -98,17 +98,9 @@ export async function rotateSecret(db: Tx, box: SecretBox, owner: Owner, id: str
   if (!isUuid(id)) throw notFound("webhook endpoint", id);
   const secret = generateWebhookSecret();
   const prefix = secretPrefix(secret);
-  const rows = await db.$queryRaw<{ id: string; previousSecretExpiresAt: Date }[]>`
-    update "WebhookEndpoint" set
-      "previousSecretCiphertext" = "secretCiphertext",
-      "previousSecretExpiresAt" = now() + ${ROTATION_OVERLAP_MS}::int * interval '1 millisecond',
-      "secretCiphertext" = ${box.encrypt(secret)},
-      "secretPrefix" = ${prefix},
-      "updatedAt" = now()
-    where id = ${id}::uuid
-      and (${owner?.applicationId ?? null}::uuid is null or "applicationId" = ${owner?.applicationId ?? null}::uuid)
-      and (${owner?.storeId ?? null}::uuid is null or "storeId" = ${owner?.storeId ?? null}::uuid)
-    returning id, "previousSecretExpiresAt"`;
+  const rows = await db.$queryRaw<{ id: string; previousSecretExpiresAt: Date }[]>(
+    rotateEndpointSecret({ id, owner, secretCiphertext: box.encrypt(secret), secretPrefix: prefix, overlapMs: ROTATION_OVERLAP_MS }),
+  );
   if (rows.length === 0) throw notFound("webhook endpoint", id);
   return { id: rows[0].id, secret, secretPrefix: prefix, previousSecretExpiresAt: rows[0].previousSecretExpiresAt };
 }

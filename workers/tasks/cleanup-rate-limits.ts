@@ -1,5 +1,6 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../../src/services.js";
+import { DELETE_OLD_BUCKETS } from "../../src/ratelimit/sql.js";
 
 /**
  * Removes rate-limit buckets the sliding window no longer reads (only the current and the previous minute are).
@@ -7,7 +8,7 @@ import type { Services } from "../../src/services.js";
  */
 export function cleanupRateLimits(services: Services): Task {
   return async () => {
-    const { rowCount } = await services.pool.query(`DELETE FROM "RateLimitCounter" WHERE "windowStart" < now() - interval '2 minutes'`);
+    const { rowCount } = await services.pool.query(DELETE_OLD_BUCKETS);
     if (rowCount) services.log.debug({ count: rowCount }, "old rate-limit buckets removed");
   };
 }

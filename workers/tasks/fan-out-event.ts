@@ -1,9 +1,9 @@
-import DataLoader from "dataloader";
 import type { Task } from "graphile-worker";
 import type { Services } from "../../src/services.js";
 import { fanOutAndClaim, fanOutEvent as fanOut, type ClaimedFirstAttempt } from "../../src/webhooks/fan-out.js";
 import { DELIVER_TASK, assertFanOutPayload, deliverJobKey } from "../../src/webhooks/jobs.js";
 import { attemptClaimed } from "../../src/webhooks/attempt.js";
+import { batchStatements } from "../../src/db/batch.js";
 
 /** Events fanned out together: the jobs that start in the same tick share one statement. */
 const MAX_BATCH = 100;
@@ -19,8 +19,7 @@ const MAX_BATCH = 100;
  * job, whose claim waits out the dead attempt's lease. Safe to re-run.
  */
 export function fanOutEvent(services: Services): Task {
-  // DataLoader is used for its batching only (within one tick, no cache): writes must never be cached.
-  const batch = new DataLoader<string, ClaimedFirstAttempt[]>((ids) => fanOutAndClaim(services.pool, ids), { cache: false, maxBatchSize: MAX_BATCH });
+  const batch = batchStatements<string, ClaimedFirstAttempt[]>((ids) => fanOutAndClaim(services.pool, ids), { maxBatchSize: MAX_BATCH });
   return async (payload, helpers) => {
     const { eventId } = assertFanOutPayload(payload);
     if (helpers.job.attempts > 1) {

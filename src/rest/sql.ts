@@ -1,0 +1,21 @@
+import { Prisma } from "../db/prisma.js";
+
+/**
+ * Inserts an Idempotency-Key's record IN_PROGRESS unless there is one; a row comes back only if this statement
+ * inserted it. A record another transaction is still inserting is invisible, so the insert waits on the unique
+ * index until that transaction ends, then inserts (it rolled back) or does nothing (it committed). The wait is
+ * bounded by lock_timeout (`waitMs`, at least 1 ms), set in the FROM item before the insert runs and put back to
+ * the session's value by RETURNING, so the operation's own statements wait on locks as they always did.
+ * Plain SQL because the bound must hold for this one statement only (set_config in its FROM and RETURNING),
+ * which no Prisma create can carry.
+ */
+export const claimIdempotencyKey = (
+  k: { applicationId: string; storeId: string; key: string; fingerprint: string },
+  expiresAt: Date,
+  waitMs: number,
+) => Prisma.sql`
+    insert into "IdempotencyKey" (id, "applicationId", "storeId", key, fingerprint, "expiresAt")
+    select gen_random_uuid(), ${k.applicationId}::uuid, ${k.storeId}::uuid, ${k.key}, ${k.fingerprint}, ${expiresAt}
+    from (select set_config('lock_timeout', ${`${Math.max(1, Math.ceil(waitMs))}ms`}, true)) as bounded_wait
+    on conflict ("applicationId", "storeId", key) do nothing
+    returning set_config('lock_timeout', (select reset_val from pg_settings where name = 'lock_timeout'), true)`;
