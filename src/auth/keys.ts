@@ -4,6 +4,12 @@ import type { SecretBox } from "../crypto/encryption.js";
 import type { Db } from "../db/prisma.js";
 
 export const SIGNING_ALG = "EdDSA";
+/**
+ * The kid of the key generated on an empty database. Processes starting together there must agree on one key, or
+ * each signs with its own and the others refuse its tokens until their next reload: with a fixed kid the first
+ * insert wins and every process loads that one.
+ */
+const FIRST_KID = "k_first";
 
 interface LoadedKey {
   kid: string;
@@ -31,26 +37,31 @@ export class KeyRing {
   async init(configuredPrivateJwks?: JWK[]): Promise<void> {
     for (const jwk of configuredPrivateJwks ?? []) await this.store(jwk);
     await this.reload();
-    if (this.keys.size === 0) {
-      const { privateKey } = await generateKeyPair(SIGNING_ALG, { crv: "Ed25519", extractable: true });
-      const jwk = await exportJWK(privateKey);
-      await this.store({ ...jwk, kid: `k_${randomToken(12)}` });
-      await this.reload();
-    }
+    if (this.keys.size === 0) await this.generate(FIRST_KID);
+    // Every key was retired, the first one included: a fresh kid.
+    if (this.keys.size === 0) await this.generate(`k_${randomToken(12)}`);
+  }
+
+  private async generate(kid: string): Promise<void> {
+    const { privateKey } = await generateKeyPair(SIGNING_ALG, { crv: "Ed25519", extractable: true });
+    await this.store({ ...(await exportJWK(privateKey)), kid });
+    await this.reload();
   }
 
   private async store(privateJwk: JWK): Promise<void> {
     if (!privateJwk.kid || !privateJwk.d) throw new Error("a configured signing key needs a kid and a private part");
     const { d: _d, ...publicJwk } = privateJwk;
-    await this.db.signingKey.upsert({
-      where: { id: privateJwk.kid },
-      create: {
-        id: privateJwk.kid,
-        algorithm: SIGNING_ALG,
-        publicJwk: { ...publicJwk, alg: SIGNING_ALG, use: "sig" },
-        privateJwk: this.box.encrypt(JSON.stringify(privateJwk)),
-      },
-      update: {},
+    // An existing kid keeps its key: of two processes storing one at once, the first insert wins.
+    await this.db.signingKey.createMany({
+      data: [
+        {
+          id: privateJwk.kid,
+          algorithm: SIGNING_ALG,
+          publicJwk: { ...publicJwk, alg: SIGNING_ALG, use: "sig" },
+          privateJwk: this.box.encrypt(JSON.stringify(privateJwk)),
+        },
+      ],
+      skipDuplicates: true,
     });
   }
 
