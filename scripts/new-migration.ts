@@ -7,8 +7,8 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startEmbeddedPostgres } from "../src/db/embedded.js";
-import { createLogger } from "../src/log.js";
+import { startEmbeddedPostgres } from "../src/platform/db/embedded.js";
+import { createLogger } from "../src/platform/log.js";
 
 const name = process.argv[2];
 if (!name || !/^[a-z0-9_]+$/.test(name)) {

@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
-import type { Config } from "./config.js";
-import type { Logger } from "./log.js";
-import { startEmbeddedPostgres } from "./db/embedded.js";
-import { migrate } from "./db/migrate.js";
-import { createPrisma, type Db } from "./db/prisma.js";
-import { createPool } from "./db/pool.js";
-import { SecretBox } from "./crypto/encryption.js";
-import { KeyRing } from "./auth/keys.js";
-import { resolveIssuer } from "./auth/issuer.js";
-import { configureHashing } from "./crypto/hash.js";
-import type { Services } from "./services.js";
+import type { Config } from "./platform/config.js";
+import type { Logger } from "./platform/log.js";
+import { startEmbeddedPostgres } from "./platform/db/embedded.js";
+import { migrate } from "./platform/db/migrate.js";
+import { createPrisma, type Db } from "./platform/db/prisma.js";
+import { createPool } from "./platform/db/pool.js";
+import { SecretBox } from "./platform/crypto/encryption.js";
+import { KeyRing } from "./platform/auth/keys.js";
+import { resolveIssuer } from "./platform/auth/issuer.js";
+import { configureHashing } from "./platform/crypto/hash.js";
+import type { Services } from "./platform/services.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Runner } from "graphile-worker";
-import type { Logger } from "../src/log.js";
+import type { Logger } from "../src/platform/log.js";
 import { VACUUM_JOBS } from "./sql.js";
 
 /**

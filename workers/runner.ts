@@ -1,12 +1,12 @@
 import pg from "pg";
 import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
-import type { Services } from "../src/services.js";
+import type { Services } from "../src/platform/services.js";
 import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
 import { workerTuning } from "./tuning.js";
 import { startQueueVacuum } from "./queue-vacuum.js";
-import { guardPool } from "../src/db/pool.js";
+import { guardPool } from "../src/platform/db/pool.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {

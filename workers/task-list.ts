@@ -1,5 +1,5 @@
 import type { TaskList } from "graphile-worker";
-import type { Services } from "../src/services.js";
+import type { Services } from "../src/platform/services.js";
 import { cleanupIdempotencyKeys } from "./tasks/cleanup-idempotency-keys.js";
 import { flushCatalogChanges } from "./tasks/flush-catalog-changes.js";
 import { cleanupRateLimits } from "./tasks/cleanup-rate-limits.js";

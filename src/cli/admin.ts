@@ -1,10 +1,10 @@
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../config.js";
-import { createLogger } from "../log.js";
+import { ConfigError, loadConfig } from "../platform/config.js";
+import { createLogger } from "../platform/log.js";
 import { startServices } from "../app.js";
-import { ApiError } from "../errors.js";
-import { createAdminKey, createApplication, createGrant, createStore, revokeGrant } from "../admin/operations.js";
-import type { Db, Environment } from "../db/prisma.js";
+import { ApiError } from "../platform/errors.js";
+import { createAdminKey, createApplication, createGrant, createStore, revokeGrant } from "../modules/admin/operations.js";
+import type { Db, Environment } from "../platform/db/prisma.js";
 
 /**
  * `npm run admin -- <command> [--flags] [--json]`. Talks to the database directly (DATABASE_URL, or the

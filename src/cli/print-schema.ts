@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { lexicographicSortSchema, printSchema } from "graphql";
-import { loadConfig } from "../config.js";
+import { loadConfig } from "../platform/config.js";
 import { schema } from "../graphql/schema.js";
-import { routes } from "../rest/routes/index.js";
+import { routes } from "../rest/routes.js";
 import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 
 /**

@@ -1,13 +1,13 @@
 import { parseArgs } from "node:util";
-import { type Config, ConfigError, loadConfig } from "../config.js";
-import { createLogger } from "../log.js";
+import { type Config, ConfigError, loadConfig } from "../platform/config.js";
+import { createLogger } from "../platform/log.js";
 import { startServices } from "../app.js";
 import { schema } from "../graphql/schema.js";
 import { createHttpApp, createHttpServer, listen } from "../http/server.js";
 import { createMetricsServer, Metrics } from "../http/metrics.js";
 import { drainServer } from "../http/drain.js";
 import { startWorker } from "../../workers/runner.js";
-import { demoBanner, ensureDemo } from "../admin/demo.js";
+import { demoBanner, ensureDemo } from "../modules/admin/demo.js";
 
 /** `npm start`: the API, the webhook worker, or both (default), per --role or ROLE. */
 async function main(): Promise<void> {

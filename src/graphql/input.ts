@@ -1,6 +1,6 @@
 import { valueFromASTUntyped, visit, type DocumentNode } from "graphql";
-import type { Violation } from "../errors.js";
-import { unstorableText } from "../input.js";
+import type { Violation } from "../platform/errors.js";
+import { unstorableText } from "../platform/input.js";
 
 /** Literal arguments of a document never change: parsed documents are cached, so each is walked once. */
 const literalViolations = new WeakMap<DocumentNode, Violation[]>();

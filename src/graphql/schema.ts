@@ -1,10 +1,10 @@
-import { builder } from "./builder.js";
-import "./store.js";
-import "./admin.js";
-import "./orders.js";
-import "./customers.js";
-import "./catalog.js";
-import "./sandbox.js";
-import "./webhooks.js";
+import { builder } from "../platform/schema/builder.js";
+import "../modules/store/graphql.js";
+import "../modules/admin/graphql.js";
+import "../modules/orders/graphql.js";
+import "../modules/customers/graphql.js";
+import "../modules/catalog/graphql.js";
+import "../modules/sandbox/graphql.js";
+import "../modules/webhooks/graphql.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

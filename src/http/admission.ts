@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { serviceUnavailable } from "../errors.js";
+import { serviceUnavailable } from "../platform/errors.js";
 
 export interface AdmissionLimits {
   /** Requests served at once. */

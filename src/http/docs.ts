@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { ServerResponse } from "node:http";
-import { ApiError } from "../errors.js";
-import type { AnyRoute } from "../rest/route.js";
+import { ApiError } from "../platform/errors.js";
+import type { AnyRoute } from "../platform/route.js";
 import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 
 /**

@@ -2,13 +2,13 @@ import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
 import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
-import { ApiError, ERROR_CATALOG, invalidRequest } from "../errors.js";
+import { ApiError, ERROR_CATALOG, invalidRequest } from "../platform/errors.js";
 import { apiErrorOf } from "./problem.js";
-import type { Principal } from "../auth/principal.js";
-import { createContext, type Context } from "../graphql/context.js";
+import type { Principal } from "../platform/auth/principal.js";
+import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
 import { unstorableOperationText } from "../graphql/input.js";
-import type { Services } from "../services.js";
+import type { Services } from "../platform/services.js";
 
 export interface GraphqlServerContext {
   principal: Principal;

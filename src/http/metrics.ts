@@ -3,17 +3,17 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Runner } from "graphile-worker";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { ApiError } from "../errors.js";
-import { hashingStats, safeEqual } from "../crypto/hash.js";
-import type { Logger } from "../log.js";
-import type { Config } from "../config.js";
+import { ApiError } from "../platform/errors.js";
+import { hashingStats, safeEqual } from "../platform/crypto/hash.js";
+import type { Logger } from "../platform/log.js";
+import type { Config } from "../platform/config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
 import { send } from "./response.js";
-import type { SubjectKind } from "../ratelimit/limiter.js";
-import { planCacheStats } from "../db/plan-cache.js";
+import type { SubjectKind } from "../platform/ratelimit/limiter.js";
+import { planCacheStats } from "../platform/db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
-import { WEBHOOK_DELIVERY_STATUSES } from "../webhooks/statuses.js";
+import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
-import { ApiError, ERROR_CATALOG, serviceUnavailable, type ErrorCode } from "../errors.js";
-import { isTransientDatabaseError } from "../db/faults.js";
+import { ApiError, ERROR_CATALOG, serviceUnavailable, type ErrorCode } from "../platform/errors.js";
+import { isTransientDatabaseError } from "../platform/db/faults.js";
 
 export interface ProblemContext {
   baseUrl: string;

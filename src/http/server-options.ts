@@ -1,5 +1,5 @@
 import type { ServerOptions } from "node:http";
-import type { Config } from "../config.js";
+import type { Config } from "../platform/config.js";
 
 export type HttpTimeouts = Pick<Config, "HTTP_HEADERS_TIMEOUT_MS" | "HTTP_REQUEST_TIMEOUT_MS" | "HTTP_KEEP_ALIVE_TIMEOUT_MS">;
 

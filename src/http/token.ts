@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { ApiError, invalidRequest } from "../errors.js";
-import { issueToken, type TokenRequest } from "../auth/tokens.js";
-import type { Services } from "../services.js";
+import { ApiError, invalidRequest } from "../platform/errors.js";
+import { issueToken, type TokenRequest } from "../platform/auth/tokens.js";
+import type { Services } from "../platform/services.js";
 import { parseBody, requestBody } from "./body.js";
 import { send } from "./response.js";
-import { isStorableText } from "../input.js";
+import { isStorableText } from "../platform/input.js";
 
 /** Client authentication by HTTP Basic (RFC 6749 §2.3.1): both parts are form-urlencoded. */
 function basicCredentials(header: string | undefined): { client_id: string; client_secret: string } | null {

@@ -1,6 +1,6 @@
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from "graphql";
-import { ApiError } from "../errors.js";
-import type { Context } from "../graphql/context.js";
+import { ApiError } from "../platform/errors.js";
+import type { Context } from "../platform/schema/context.js";
 
 /** Parses and validates a route's GraphQL document once, at start; a broken document stops the process. */
 export function prepareDocument(schema: GraphQLSchema, source: string, name: string): DocumentNode {

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import type { Db, IdempotencyKey, Tx } from "../db/prisma.js";
-import { hasSqlState } from "../db/faults.js";
-import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation } from "../errors.js";
-import { LONGEST_COMMAND_MS } from "../graphql/commands.js";
+import type { Db, IdempotencyKey, Tx } from "../platform/db/prisma.js";
+import { hasSqlState } from "../platform/db/faults.js";
+import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation } from "../platform/errors.js";
+import { LONGEST_COMMAND_MS } from "../platform/schema/commands.js";
 import type { RouteMiddleware, RouteNext } from "./router.js";
-import { acceptsIdempotencyKey, type RouteResult } from "./route.js";
+import { acceptsIdempotencyKey, type RouteResult } from "../platform/route.js";
 import { claimIdempotencyKey } from "./sql.js";
 
 /**

@@ -1,10 +1,10 @@
-import { ERROR_CATALOG, type ErrorCode } from "../errors.js";
-import { SCOPE_DESCRIPTIONS } from "../auth/scopes.js";
-import { EVENT_SCOPES, EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../events/types.js";
-import { ORDER_STATUSES, ORDER_TYPES } from "../orders/lifecycle.js";
-import { ENVIRONMENTS } from "../store/status.js";
-import { USER_AGENT } from "../webhooks/message.js";
-import type { JsonSchema } from "./route.js";
+import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
+import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
+import { EVENT_SCOPES, EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../modules/events/types.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "../modules/orders/lifecycle.js";
+import { ENVIRONMENTS } from "../modules/store/status.js";
+import { USER_AGENT } from "../modules/webhooks/message.js";
+import type { JsonSchema } from "../platform/route.js";
 
 /**
  * The parts of the OpenAPI document that are not rows of the route table: problem details, shared headers,

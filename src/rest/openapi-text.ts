@@ -1,4 +1,4 @@
-import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../input.js";
+import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../platform/input.js";
 
 /**
  * The prose of the OpenAPI document: what a partner reads first in the reference page. Every product choice

@@ -1,6 +1,12 @@
 import { STATUS_CODES } from "node:http";
-import * as restSchemas from "./schemas.js";
-import { acceptsIdempotencyKey, type AnyRoute, type JsonSchema } from "./route.js";
+import * as catalogSchemas from "../modules/catalog/schemas.js";
+import * as customerSchemas from "../modules/customers/schemas.js";
+import * as orderSchemas from "../modules/orders/schemas.js";
+import { PaginationSchema } from "../platform/schemas.js";
+import * as sandboxSchemas from "../modules/sandbox/schemas.js";
+import * as storeSchemas from "../modules/store/schemas.js";
+import * as webhookSchemas from "../modules/webhooks/schemas.js";
+import { acceptsIdempotencyKey, type AnyRoute, type JsonSchema } from "../platform/route.js";
 import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
   HEADERS,
@@ -61,8 +67,10 @@ export function errorStatuses(route: AnyRoute): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
+const restSchemas = { PaginationSchema, ...storeSchemas, ...orderSchemas, ...customerSchemas, ...catalogSchemas, ...sandboxSchemas, ...webhookSchemas };
+
 /**
- * Route schemas exported from src/rest/schemas.ts as `<Name>Schema` become components named `<Name>`,
+ * Route schemas exported from a module's schemas.ts as `<Name>Schema` become components named `<Name>`,
  * found by identity wherever a route uses them; everything else stays inline.
  */
 class SchemaRegistry {
@@ -73,7 +81,7 @@ class SchemaRegistry {
     for (const [exportName, value] of Object.entries(restSchemas)) {
       if (!exportName.endsWith("Schema") || typeof value !== "object" || value === null) continue;
       const name = exportName.slice(0, -"Schema".length);
-      if (name in reserved) throw new Error(`src/rest/schemas.ts: ${exportName} collides with the OpenAPI component ${name}`);
+      if (name in reserved) throw new Error(`${exportName} collides with the OpenAPI component ${name}`);
       this.names.set(value, name);
     }
   }
@@ -192,7 +200,7 @@ export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocume
   tagNames.push("Webhook events");
   const responses: Record<string, JsonSchema> = {};
   for (const status of [...used].sort((a, b) => a - b)) {
-    if (codesWithStatus(status).length === 0) throw new Error(`HTTP ${status} is documented but no error code in src/errors.ts has it`);
+    if (codesWithStatus(status).length === 0) throw new Error(`HTTP ${status} is documented but no error code in src/platform/errors.ts has it`);
     responses[`Problem${status}`] = problemResponse(status, STATUS_CODES[status] ?? `HTTP ${status}`);
   }
 

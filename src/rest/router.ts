@@ -1,16 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DocumentNode, GraphQLSchema } from "graphql";
-import { ApiError, insufficientScope, invalidRequest } from "../errors.js";
-import type { PartnerPrincipal, Principal } from "../auth/principal.js";
-import { createContext } from "../graphql/context.js";
-import { operationCallsOut } from "../graphql/commands.js";
-import type { Tx } from "../db/prisma.js";
-import type { Services } from "../services.js";
+import { ApiError, insufficientScope, invalidRequest } from "../platform/errors.js";
+import type { PartnerPrincipal, Principal } from "../platform/auth/principal.js";
+import { createContext } from "../platform/schema/context.js";
+import { operationCallsOut } from "../platform/schema/commands.js";
+import type { Tx } from "../platform/db/prisma.js";
+import type { Services } from "../platform/services.js";
 import { parseBody, requestBody } from "../http/body.js";
 import { send } from "../http/response.js";
 import { compileBody, compileObject, check, pickDeclared, queryOf, type InputValidators } from "./validate.js";
 import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
-import type { AnyRoute, RouteInput, RouteResult } from "./route.js";
+import type { AnyRoute, RouteInput, RouteResult } from "../platform/route.js";
 
 interface CompiledRoute {
   route: AnyRoute;

@@ -1,4 +1,4 @@
-import { Prisma } from "../db/prisma.js";
+import { Prisma } from "../platform/db/prisma.js";
 
 /**
  * Inserts an Idempotency-Key's record IN_PROGRESS unless there is one; a row comes back only if this statement

@@ -1,9 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { invalidRequest } from "../errors.js";
-import { INSTANT_RULE, parseInstant, unstorableText } from "../input.js";
+import { invalidRequest } from "../platform/errors.js";
+import { INSTANT_RULE, parseInstant, unstorableText } from "../platform/input.js";
 import { addFormats } from "../platform/ajv-formats.js";
 import { isUuid } from "../platform/uuid.js";
-import type { JsonSchema } from "./route.js";
+import type { JsonSchema } from "../platform/route.js";
 
 function makeAjv(coerce: boolean): Ajv {
   // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point.

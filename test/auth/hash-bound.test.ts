@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, graphql } from "../helpers/tenants.js";
-import { hashingStats } from "../../src/crypto/hash.js";
+import { hashingStats } from "../../src/platform/crypto/hash.js";
 import { expectProblem } from "../platform/support.js";
 
 /**

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { KeyRing } from "../../src/auth/keys.js";
-import { SecretBox } from "../../src/crypto/encryption.js";
-import { openPrisma, type Db } from "../../src/db/prisma.js";
+import { KeyRing } from "../../src/platform/auth/keys.js";
+import { SecretBox } from "../../src/platform/crypto/encryption.js";
+import { openPrisma, type Db } from "../../src/platform/db/prisma.js";
 import { createTestDatabase } from "../helpers/database.js";
 
 let database: Awaited<ReturnType<typeof createTestDatabase>>;

@@ -3,7 +3,7 @@ import { request } from "node:http";
 import { randomBytes } from "node:crypto";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type ApiResponse, type Tenant } from "../helpers/tenants.js";
-import { hashingStats } from "../../src/crypto/hash.js";
+import { hashingStats } from "../../src/platform/crypto/hash.js";
 import { addressKey, sourceAddress } from "../../src/http/address.js";
 import { expectProblem, startOfFreshMinute } from "../platform/support.js";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SignJWT, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify } from "jose";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, type Tenant } from "../helpers/tenants.js";
-import { createApplication, createGrant, createStore, revokeGrant } from "../../src/admin/operations.js";
+import { createApplication, createGrant, createStore, revokeGrant } from "../../src/modules/admin/operations.js";
 
 let app: TestApp;
 let tenant: Tenant;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { SCOPES } from "../../src/auth/scopes.js";
-import { emitEvent } from "../../src/events/outbox.js";
-import { fanOutEvent } from "../../src/webhooks/fan-out.js";
+import { SCOPES } from "../../src/platform/auth/scopes.js";
+import { emitEvent } from "../../src/modules/events/outbox.js";
+import { fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import type { TestApp } from "../helpers/app.js";
 import { createCatalog, createCustomer, createOrder, fakeAddress, type FixtureProduct } from "../helpers/fixtures.js";
 import { call, createTenant, type ApiResponse, type Tenant } from "../helpers/tenants.js";

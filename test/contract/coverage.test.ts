@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { SCOPE_DESCRIPTIONS } from "../../src/auth/scopes.js";
-import { loadConfig } from "../../src/config.js";
-import { ERROR_CATALOG } from "../../src/errors.js";
-import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../src/events/types.js";
+import { SCOPE_DESCRIPTIONS } from "../../src/platform/auth/scopes.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { ERROR_CATALOG } from "../../src/platform/errors.js";
+import { EVENT_TYPES, TEST_EVENT_TYPE } from "../../src/modules/events/types.js";
 import { PLATFORM_OPERATIONS } from "../../src/rest/openapi-platform.js";
-import { acceptsIdempotencyKey } from "../../src/rest/route.js";
+import { acceptsIdempotencyKey } from "../../src/platform/route.js";
 import { buildOpenApi, COMMON_ERROR_STATUSES, operationIds } from "../../src/rest/openapi.js";
-import type { JsonSchema } from "../../src/rest/route.js";
-import { routes } from "../../src/rest/routes/index.js";
+import type { JsonSchema } from "../../src/platform/route.js";
+import { routes } from "../../src/rest/routes.js";
 
 /** The document covers the route table exactly, and states the product rules partners rely on. */
 

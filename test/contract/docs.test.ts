@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApi } from "../../src/rest/openapi.js";
-import { routes } from "../../src/rest/routes/index.js";
+import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call } from "../helpers/tenants.js";
 

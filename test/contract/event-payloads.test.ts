@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { EVENT_TYPES } from "../../src/events/types.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { EVENT_TYPES } from "../../src/modules/events/types.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
 import { eventSchemaName } from "../../src/rest/openapi-platform.js";
-import type { JsonSchema } from "../../src/rest/route.js";
-import { routes } from "../../src/rest/routes/index.js";
+import type { JsonSchema } from "../../src/platform/route.js";
+import { routes } from "../../src/rest/routes.js";
 import { compileBody } from "../../src/rest/validate.js";
 import { startWorker } from "../../workers/runner.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/platform/config.js";
 import { buildOpenApi, operationIds, type OpenApiDocument } from "../../src/rest/openapi.js";
-import { routes } from "../../src/rest/routes/index.js";
+import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant } from "../helpers/tenants.js";
 import { startReceiver, type Receiver } from "../webhooks/receiver.js";

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SCOPES } from "../../src/auth/scopes.js";
-import { loadConfig } from "../../src/config.js";
+import { SCOPES } from "../../src/platform/auth/scopes.js";
+import { loadConfig } from "../../src/platform/config.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
-import type { AnyRoute, JsonSchema } from "../../src/rest/route.js";
-import { routes } from "../../src/rest/routes/index.js";
+import type { AnyRoute, JsonSchema } from "../../src/platform/route.js";
+import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type Tenant } from "../helpers/tenants.js";
 import { fillPath, invalidText, validValue, wrongTypeValue } from "./support/examples.js";

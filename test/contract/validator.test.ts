@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.js";
+import { loadConfig } from "../../src/platform/config.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
-import { routes } from "../../src/rest/routes/index.js";
+import { routes } from "../../src/rest/routes.js";
 import { ContractValidator, type Exchange } from "./support/validator.js";
 
 /** The ajv side of the contract suite must catch each kind of drift on its own. */

@@ -1,10 +1,10 @@
 import type { Server } from "node:http";
-import { loadConfig } from "../../src/config.js";
-import { createLogger } from "../../src/log.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { createLogger } from "../../src/platform/log.js";
 import { startServices, type Started } from "../../src/app.js";
 import { schema } from "../../src/graphql/schema.js";
 import { createHttpApp, createHttpServer, listen } from "../../src/http/server.js";
-import type { Services } from "../../src/services.js";
+import type { Services } from "../../src/platform/services.js";
 import { createTestDatabase } from "./database.js";
 
 export interface TestApp {

@@ -1,5 +1,5 @@
-import type { Db, OrderStatus, OrderType, Prisma, Tx } from "../../src/db/prisma.js";
-import type { Address } from "../../src/store/address.js";
+import type { Db, OrderStatus, OrderType, Prisma, Tx } from "../../src/platform/db/prisma.js";
+import type { Address } from "../../src/modules/store/address.js";
 
 /**
  * Test data written straight with Prisma: a store's catalog, customers and orders with every field filled

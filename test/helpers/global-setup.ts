@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/db/embedded.js";
-import { migrate } from "../../src/db/migrate.js";
-import { createLogger } from "../../src/log.js";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/platform/db/embedded.js";
+import { migrate } from "../../src/platform/db/migrate.js";
+import { createLogger } from "../../src/platform/log.js";
 
 export const TEMPLATE_DB = "partner_test_template";
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
-export { freePort } from "../../src/db/embedded.js";
+export { freePort } from "../../src/platform/db/embedded.js";
 
 export interface ServiceProcess {
   child: ChildProcess;

@@ -1,9 +1,9 @@
-import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
-import { SCOPES, type Scope } from "../../src/auth/scopes.js";
-import type { Environment } from "../../src/db/prisma.js";
-import { verifyPartnerToken } from "../../src/auth/tokens.js";
-import { admitGrant, grantSql, type GrantView } from "../../src/auth/grant-rule.js";
-import type { PartnerPrincipal } from "../../src/auth/principal.js";
+import { createApplication, createGrant, createStore } from "../../src/modules/admin/operations.js";
+import { SCOPES, type Scope } from "../../src/platform/auth/scopes.js";
+import type { Environment } from "../../src/platform/db/prisma.js";
+import { verifyPartnerToken } from "../../src/platform/auth/tokens.js";
+import { admitGrant, grantSql, type GrantView } from "../../src/platform/auth/grant-rule.js";
+import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import type { TestApp } from "./app.js";
 
 export interface Tenant {

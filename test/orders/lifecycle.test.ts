@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { allowedNext, checkTransition, eventsFor } from "../../src/orders/lifecycle.js";
-import type { OrderStatus, OrderType } from "../../src/db/prisma.js";
+import { allowedNext, checkTransition, eventsFor } from "../../src/modules/orders/lifecycle.js";
+import type { OrderStatus, OrderType } from "../../src/platform/db/prisma.js";
 
 const STATUSES: OrderStatus[] = ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"];
 

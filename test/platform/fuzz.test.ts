@@ -4,9 +4,9 @@ import type { ValidateFunction } from "ajv";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
-import { routes } from "../../src/rest/routes/index.js";
-import type { AnyRoute, JsonSchema } from "../../src/rest/route.js";
-import type { PartnerPrincipal } from "../../src/auth/principal.js";
+import { routes } from "../../src/rest/routes.js";
+import type { AnyRoute, JsonSchema } from "../../src/platform/route.js";
+import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import { compileBody, compileObject } from "../../src/rest/validate.js";
 import { tableCounter } from "./support.js";
 

@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { toProblem } from "../../src/http/problem.js";
-import type { AnyRoute } from "../../src/rest/route.js";
+import type { AnyRoute } from "../../src/platform/route.js";
 import { traceIdOf } from "../../src/http/server.js";
 import { expectProblem } from "./support.js";
 import { RestRouter } from "../../src/rest/router.js";
-import { defineRoute } from "../../src/rest/route.js";
+import { defineRoute } from "../../src/platform/route.js";
 import { schema } from "../../src/graphql/schema.js";
-import { uuid } from "../../src/rest/schemas.js";
+import { uuid } from "../../src/platform/schemas.js";
 
 const METRICS_TOKEN = "metrics-token-0123456789";
 let app: TestApp;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { assertScalarType } from "graphql";
-import { parseInstant } from "../../src/input.js";
+import { parseInstant } from "../../src/platform/input.js";
 import { isUuid } from "../../src/platform/uuid.js";
 import { compileObject } from "../../src/rest/validate.js";
-import { dateTime, uuid } from "../../src/rest/schemas.js";
-import type { JsonSchema } from "../../src/rest/route.js";
+import { dateTime, uuid } from "../../src/platform/schemas.js";
+import type { JsonSchema } from "../../src/platform/route.js";
 import { schema } from "../../src/graphql/schema.js";
 
 /** The shared input rules, and both doors (REST's JSON-schema formats, GraphQL's DateTime) applying exactly them. */

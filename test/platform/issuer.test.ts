@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJwt } from "jose";
 import { createTestDatabase } from "../helpers/database.js";
-import { openPrisma, type Db } from "../../src/db/prisma.js";
-import { createApplication, createGrant, createStore } from "../../src/admin/operations.js";
+import { openPrisma, type Db } from "../../src/platform/db/prisma.js";
+import { createApplication, createGrant, createStore } from "../../src/modules/admin/operations.js";
 import { startApiProcess, stopApiProcess, type ApiProcess } from "./support.js";
 
 /** Two API processes on different ports over one database, neither told its public URL. */

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { createTestDatabase } from "../helpers/database.js";
-import { RateLimiter, type Subject } from "../../src/ratelimit/limiter.js";
+import { RateLimiter, type Subject } from "../../src/platform/ratelimit/limiter.js";
 import { cleanupRateLimits } from "../../workers/tasks/cleanup-rate-limits.js";
-import type { Services } from "../../src/services.js";
-import { createLogger } from "../../src/log.js";
+import type { Services } from "../../src/platform/services.js";
+import { createLogger } from "../../src/platform/log.js";
 
 let pool: pg.Pool;
 let drop: () => Promise<void>;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, call, createTenant, getToken } from "../helpers/tenants.js";
-import { createApplication, createGrant, createStore, revokeGrant } from "../../src/admin/operations.js";
+import { createApplication, createGrant, createStore, revokeGrant } from "../../src/modules/admin/operations.js";
 import { expectProblem, startOfFreshMinute } from "./support.js";
 
 let app: TestApp;

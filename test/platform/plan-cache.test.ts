@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/database.js";
 import { createOrder } from "../helpers/fixtures.js";
-import { openPrisma, type Db, type Prisma } from "../../src/db/prisma.js";
-import { createStore } from "../../src/admin/operations.js";
-import { planCacheStats } from "../../src/db/plan-cache.js";
+import { openPrisma, type Db, type Prisma } from "../../src/platform/db/prisma.js";
+import { createStore } from "../../src/modules/admin/operations.js";
+import { planCacheStats } from "../../src/platform/db/plan-cache.js";
 
 let drop: () => Promise<void>;
 let db: Db;

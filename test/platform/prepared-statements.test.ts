@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase } from "../helpers/database.js";
-import { openPrisma, type Db } from "../../src/db/prisma.js";
+import { openPrisma, type Db } from "../../src/platform/db/prisma.js";
 
 let drop: () => Promise<void>;
 let url: string;

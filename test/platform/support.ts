@@ -1,4 +1,4 @@
-import { freePort } from "../../src/db/embedded.js";
+import { freePort } from "../../src/platform/db/embedded.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
-import { routes } from "../../src/rest/routes/index.js";
+import { routes } from "../../src/rest/routes.js";
 
 /**
  * The tenant-isolation matrix: two stores with look-alike data (same customer names, same menu); every read

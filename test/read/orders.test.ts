@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { createOrder, createCustomer } from "../helpers/fixtures.js";
 import { ISO_MS, expectMoney, expectProblem, expectResponseSchema, walk, type PageBody } from "./support.js";
-import type { OrderStatus } from "../../src/db/prisma.js";
+import type { OrderStatus } from "../../src/platform/db/prisma.js";
 
 let app: TestApp;
 let tenant: Tenant;

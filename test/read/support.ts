@@ -1,7 +1,7 @@
 import { Ajv } from "ajv";
 import * as addFormatsModule from "ajv-formats";
 import { expect } from "vitest";
-import { routes } from "../../src/rest/routes/index.js";
+import { routes } from "../../src/rest/routes.js";
 import { call, type ApiResponse } from "../helpers/tenants.js";
 import type { TestApp } from "../helpers/app.js";
 

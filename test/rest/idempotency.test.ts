@@ -3,14 +3,14 @@ import type { IncomingMessage } from "node:http";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.js";
 import { canonicalJson, idempotency } from "../../src/rest/idempotency.js";
-import { ApiError } from "../../src/errors.js";
-import type { AnyRoute, RouteInput, RouteResult } from "../../src/rest/route.js";
-import type { PartnerPrincipal } from "../../src/auth/principal.js";
-import type { Tx } from "../../src/db/prisma.js";
+import { ApiError } from "../../src/platform/errors.js";
+import type { AnyRoute, RouteInput, RouteResult } from "../../src/platform/route.js";
+import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
+import type { Tx } from "../../src/platform/db/prisma.js";
 import { parse } from "graphql";
 import { schema } from "../../src/graphql/schema.js";
-import { operationCallsOut } from "../../src/graphql/commands.js";
-import { routes } from "../../src/rest/routes/index.js";
+import { operationCallsOut } from "../../src/platform/schema/commands.js";
+import { routes } from "../../src/rest/routes.js";
 
 /**
  * The middleware against real PostgreSQL, around a counting operation: what matters is how often the

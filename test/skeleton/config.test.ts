@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/platform/config.js";
 
 it("defaults are the documented ones", () => {
   const c = loadConfig({});

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { inject } from "vitest";
-import { migrate, MIGRATIONS_DIR, readMigrations } from "../../src/db/migrate.js";
+import { migrate, MIGRATIONS_DIR, readMigrations } from "../../src/platform/db/migrate.js";
 
 let url: string;
 const name = `partner_migrate_${Date.now()}`;

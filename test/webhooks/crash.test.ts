@@ -4,9 +4,9 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
-import { emitEvent } from "../../src/events/outbox.js";
+import { emitEvent } from "../../src/modules/events/outbox.js";
 import { startWorker } from "../../workers/runner.js";
-import { destroyWebhookAgents } from "../../src/webhooks/send.js";
+import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startReceiver, waitFor, type Receiver } from "./receiver.js";
 
 /** At-least-once across a crash: a worker process is SIGKILLed in the middle of a burst; nothing is lost. */

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
-import { emitEvent } from "../../src/events/outbox.js";
-import type { EventType } from "../../src/events/types.js";
-import { destroyWebhookAgents } from "../../src/webhooks/send.js";
+import { emitEvent } from "../../src/modules/events/outbox.js";
+import type { EventType } from "../../src/modules/events/types.js";
+import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startWorker } from "../../workers/runner.js";
 import { signatureParts, startReceiver, verifySignature, waitFor, type Receiver } from "./receiver.js";
 

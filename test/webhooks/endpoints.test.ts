@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
-import { createApplication, createGrant } from "../../src/admin/operations.js";
-import { emitEvent } from "../../src/events/outbox.js";
-import { fanOutAndClaim, fanOutEvent } from "../../src/webhooks/fan-out.js";
-import { runAttempt } from "../../src/webhooks/attempt.js";
-import { destroyWebhookAgents } from "../../src/webhooks/send.js";
+import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
+import { emitEvent } from "../../src/modules/events/outbox.js";
+import { fanOutAndClaim, fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
+import { runAttempt } from "../../src/modules/webhooks/attempt.js";
+import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startReceiver, type Receiver } from "./receiver.js";
 
 /**

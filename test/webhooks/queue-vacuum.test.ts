@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { Logger, run, type Runner } from "graphile-worker";
 import { createTestDatabase } from "../helpers/database.js";
-import { createLogger } from "../../src/log.js";
+import { createLogger } from "../../src/platform/log.js";
 import { startQueueVacuum, type QueueVacuum } from "../../workers/queue-vacuum.js";
 import { workerTuning } from "../../workers/tuning.js";
 import { waitFor } from "./receiver.js";

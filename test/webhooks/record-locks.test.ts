@@ -2,9 +2,9 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant } from "../helpers/tenants.js";
-import { recordBatch, type RecordRow } from "../../src/webhooks/attempt.js";
-import { DELIVER_TASK, scheduledJobKey } from "../../src/webhooks/jobs.js";
-import { requestReplays } from "../../src/webhooks/deliveries.js";
+import { recordBatch, type RecordRow } from "../../src/modules/webhooks/attempt.js";
+import { DELIVER_TASK, scheduledJobKey } from "../../src/modules/webhooks/jobs.js";
+import { requestReplays } from "../../src/modules/webhooks/deliveries.js";
 import { waitFor } from "./receiver.js";
 
 /**

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { destroyWebhookAgents, sendWebhook } from "../../src/webhooks/send.js";
+import { destroyWebhookAgents, sendWebhook } from "../../src/modules/webhooks/send.js";
 
 interface Received {
   method: string;

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { generateWebhookSecret, secretPrefix } from "../../src/webhooks/secret.js";
-import { signatureHeader } from "../../src/webhooks/signing.js";
+import { generateWebhookSecret, secretPrefix } from "../../src/modules/webhooks/secret.js";
+import { signatureHeader } from "../../src/modules/webhooks/signing.js";
 
 const TOLERANCE_SECONDS = 300;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { checkWebhookUrl, classifyAddress } from "../../src/webhooks/url-safety.js";
-import type { CheckWebhookUrlOptions, HostResolver } from "../../src/webhooks/url-safety.js";
+import { checkWebhookUrl, classifyAddress } from "../../src/modules/webhooks/url-safety.js";
+import type { CheckWebhookUrlOptions, HostResolver } from "../../src/modules/webhooks/url-safety.js";
 
 // IP literals must be judged without any DNS lookup (and nothing here ever connects).
 const noDns: HostResolver = async (host) => {

@@ -1,5 +1,5 @@
-import { loadConfig } from "../../src/config.js";
-import { createLogger } from "../../src/log.js";
+import { loadConfig } from "../../src/platform/config.js";
+import { createLogger } from "../../src/platform/log.js";
 import { startServices } from "../../src/app.js";
 import { startWorker } from "../../workers/runner.js";
 

@@ -1,5 +1,5 @@
 import type { Task } from "graphile-worker";
-import type { Services } from "../../src/services.js";
+import type { Services } from "../../src/platform/services.js";
 
 /** Removes Idempotency-Key records past their 24 h retention. Scheduled hourly by crontab. */
 export function cleanupIdempotencyKeys(services: Services): Task {

@@ -1,6 +1,6 @@
 import type { Task } from "graphile-worker";
-import type { Services } from "../../src/services.js";
-import { DELETE_OLD_BUCKETS } from "../../src/ratelimit/sql.js";
+import type { Services } from "../../src/platform/services.js";
+import { DELETE_OLD_BUCKETS } from "../../src/platform/ratelimit/sql.js";
 
 /**
  * Removes rate-limit buckets the sliding window no longer reads (only the current and the previous minute are).

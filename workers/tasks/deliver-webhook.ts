@@ -1,7 +1,7 @@
 import type { Task } from "graphile-worker";
-import type { Services } from "../../src/services.js";
-import { runAttempt } from "../../src/webhooks/attempt.js";
-import { DELIVER_TASK, assertDeliverPayload, deliverJobKey } from "../../src/webhooks/jobs.js";
+import type { Services } from "../../src/platform/services.js";
+import { runAttempt } from "../../src/modules/webhooks/attempt.js";
+import { DELIVER_TASK, assertDeliverPayload, deliverJobKey } from "../../src/modules/webhooks/jobs.js";
 
 /**
  * `deliver_webhook`: one attempt. A receiver's failure is not a job failure: the attempt records it and

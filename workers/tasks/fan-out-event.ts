@@ -1,9 +1,9 @@
 import type { Task } from "graphile-worker";
-import type { Services } from "../../src/services.js";
-import { fanOutAndClaim, fanOutEvent as fanOut, type ClaimedFirstAttempt } from "../../src/webhooks/fan-out.js";
-import { DELIVER_TASK, assertFanOutPayload, deliverJobKey } from "../../src/webhooks/jobs.js";
-import { attemptClaimed } from "../../src/webhooks/attempt.js";
-import { batchStatements } from "../../src/db/batch.js";
+import type { Services } from "../../src/platform/services.js";
+import { fanOutAndClaim, fanOutEvent as fanOut, type ClaimedFirstAttempt } from "../../src/modules/webhooks/fan-out.js";
+import { DELIVER_TASK, assertFanOutPayload, deliverJobKey } from "../../src/modules/webhooks/jobs.js";
+import { attemptClaimed } from "../../src/modules/webhooks/attempt.js";
+import { batchStatements } from "../../src/platform/db/batch.js";
 
 /** Events fanned out together: the jobs that start in the same tick share one statement. */
 const MAX_BATCH = 100;

@@ -1,6 +1,6 @@
 import type { Task } from "graphile-worker";
-import type { Services } from "../../src/services.js";
-import { emitEvent } from "../../src/events/outbox.js";
+import type { Services } from "../../src/platform/services.js";
+import { emitEvent } from "../../src/modules/events/outbox.js";
 
 interface FlushPayload {
   storeId: string;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/db/prisma.js";
+import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/platform/db/prisma.js";
 import { isUuid } from "../../../src/platform/uuid.js";
 
 /**

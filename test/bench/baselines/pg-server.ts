@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/db/prisma.js";
+import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/platform/db/prisma.js";
 import { serveBaseline, type FullOrder, type OrderSource } from "./common.js";
 
 /**

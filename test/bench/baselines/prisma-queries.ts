@@ -1,8 +1,8 @@
-import type { Db, Prisma } from "../../../src/db/prisma.js";
+import type { Db, Prisma } from "../../../src/platform/db/prisma.js";
 import type { OrderSource } from "./common.js";
 
 /**
- * The include, orderings and relation load strategy the façade's resolvers ask Prisma for (src/graphql/orders.ts),
+ * The include, orderings and relation load strategy the façade's resolvers ask Prisma for (src/modules/orders/graphql.ts),
  * so both Prisma baselines send the same single joined statement as the façade.
  */
 const LIST_INCLUDE = {

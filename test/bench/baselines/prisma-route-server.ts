@@ -1,5 +1,5 @@
-import { loadConfig } from "../../../src/config.js";
-import { createLogger } from "../../../src/log.js";
+import { loadConfig } from "../../../src/platform/config.js";
+import { createLogger } from "../../../src/platform/log.js";
 import { startServices } from "../../../src/app.js";
 import { schema } from "../../../src/graphql/schema.js";
 import { createHttpApp, createHttpServer, listen } from "../../../src/http/server.js";

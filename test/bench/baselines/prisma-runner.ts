@@ -1,6 +1,6 @@
-import { tenantOf } from "../../../src/graphql/context.js";
-import { notFound } from "../../../src/errors.js";
-import type { Db } from "../../../src/db/prisma.js";
+import { tenantOf } from "../../../src/platform/schema/context.js";
+import { notFound } from "../../../src/platform/errors.js";
+import type { Db } from "../../../src/platform/db/prisma.js";
 import type { OperationRunner } from "../../../src/rest/execute.js";
 import { orderBody, pageBody } from "./common.js";
 import { prismaOrderSource } from "./prisma-queries.js";

@@ -1,4 +1,4 @@
-import { openPrisma } from "../../../src/db/prisma.js";
+import { openPrisma } from "../../../src/platform/db/prisma.js";
 import { serveBaseline } from "./common.js";
 import { prismaOrderSource } from "./prisma-queries.js";
 

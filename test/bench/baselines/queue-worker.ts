@@ -1,7 +1,7 @@
 import http from "node:http";
 import pg from "pg";
 import { run, Logger, type Task } from "graphile-worker";
-import { signatureHeader } from "../../../src/webhooks/signing.js";
+import { signatureHeader } from "../../../src/modules/webhooks/signing.js";
 import { QUEUE_BASELINE_TASK } from "../lib/webhooks.js";
 import { workerTuning } from "../../../workers/tuning.js";
 

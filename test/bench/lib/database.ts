@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startEmbeddedPostgres } from "../../../src/db/embedded.js";
-import { migrate } from "../../../src/db/migrate.js";
-import { createLogger } from "../../../src/log.js";
+import { startEmbeddedPostgres } from "../../../src/platform/db/embedded.js";
+import { migrate } from "../../../src/platform/db/migrate.js";
+import { createLogger } from "../../../src/platform/log.js";
 import { treeCpuSeconds } from "./processes.js";
 
 export interface BenchDatabase {

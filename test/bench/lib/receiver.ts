@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { timingSafeEqual } from "node:crypto";
-import { computeSignature } from "../../../src/webhooks/signing.js";
+import { computeSignature } from "../../../src/modules/webhooks/signing.js";
 
 /**
  * A webhook receiver on 127.0.0.1 for the delivery benchmarks. It checks every delivery's X-Service-Signature

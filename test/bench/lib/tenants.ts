@@ -1,8 +1,8 @@
 import pg from "pg";
 import { randomBytes } from "node:crypto";
-import { hashSecret } from "../../../src/crypto/hash.js";
-import { SCOPES } from "../../../src/auth/scopes.js";
-import type { Environment } from "../../../src/db/prisma.js";
+import { hashSecret } from "../../../src/platform/crypto/hash.js";
+import { SCOPES } from "../../../src/platform/auth/scopes.js";
+import type { Environment } from "../../../src/platform/db/prisma.js";
 
 /**
  * Tenants of the run: one Application per store, granted on it, each with its own client credentials and a token

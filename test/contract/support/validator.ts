@@ -1,6 +1,6 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import * as addFormatsModule from "ajv-formats";
-import type { JsonSchema } from "../../../src/rest/route.js";
+import type { JsonSchema } from "../../../src/platform/route.js";
 import type { OpenApiDocument, OpenApiOperation } from "../../../src/rest/openapi.js";
 
 // ajv-formats is CommonJS: under ESM its function arrives as the module's `default`.

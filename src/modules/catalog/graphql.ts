@@ -1,0 +1,135 @@
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "../../platform/schema/builder.js";
+import { tenantOf } from "../../platform/schema/context.js";
+import { runCommand } from "../../platform/schema/commands.js";
+import { money, pageType, requireUuid } from "../../platform/schema/fields.js";
+import { paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { notFound } from "../../platform/errors.js";
+import { setProductActive } from "./service.js";
+
+/** Catalog: active categories, products with their variations and additionals. */
+
+/** Menu order: category position, name, id; Product.categoryPosition copies the category's position for one index. */
+const MENU_ORDER: SortKey[] = [
+  { field: "categoryPosition", direction: "asc" },
+  { field: "name", direction: "asc" },
+  { field: "id", direction: "asc" },
+];
+
+builder.prismaObject("ProductVariation", {
+  description: "A size or version of the product; its price replaces the product's price.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    price: t.float({ resolve: (v) => money(v.priceCents) }),
+    isAvailable: t.exposeBoolean("isAvailable"),
+    position: t.exposeInt("position"),
+  }),
+});
+
+builder.prismaObject("ProductAdditional", {
+  description: "An extra the customer may add; between minChoices and maxChoices of it per item.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    price: t.float({ resolve: (a) => money(a.priceCents) }),
+    minChoices: t.exposeInt("minChoices"),
+    maxChoices: t.exposeInt("maxChoices"),
+    isAvailable: t.exposeBoolean("isAvailable"),
+    position: t.exposeInt("position"),
+  }),
+});
+
+export const Product = builder.prismaObject("Product", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    description: t.exposeString("description", { nullable: true }),
+    price: t.float({ resolve: (p) => money(p.priceCents) }),
+    image: t.exposeString("image", { nullable: true }),
+    categoryId: t.exposeString("categoryId"),
+    isActive: t.exposeBoolean("isActive", { description: "False while the store has paused the product" }),
+    category: t.relation("category"),
+    variations: t.relation("variations", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
+    additionals: t.relation("additionals", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+export const Category = builder.prismaObject("Category", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    position: t.exposeInt("position", { description: "Display order, ascending" }),
+    products: t.relation("products", { query: { orderBy: [{ name: "asc" }, { id: "asc" }] } }),
+  }),
+});
+
+export const ProductPage = pageType("ProductPage", Product);
+
+builder.queryFields((t) => ({
+  categories: t.prismaField({
+    type: [Category],
+    description: "The store's active categories in display order.",
+    authScopes: { scope: "catalog:read" },
+    resolve: (query, _root, _args, ctx) =>
+      ctx.db.category.findMany({
+        ...query,
+        where: { storeId: tenantOf(ctx).storeId, isActive: true },
+        orderBy: [{ position: "asc" }, { id: "asc" }],
+      }),
+  }),
+  products: t.field({
+    type: ProductPage,
+    description: "The store's products in menu order: category position, then name.",
+    authScopes: { scope: "catalog:read" },
+    args: {
+      limit: t.arg.int({ description: "1..100, default 20" }),
+      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
+    },
+    resolve: (_root, args, ctx, info) => {
+      const { storeId } = tenantOf(ctx);
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: MENU_ORDER,
+        findCursor: (id) => ctx.db.product.findFirst({ where: { id, storeId }, select: { id: true, categoryPosition: true, name: true } }),
+        findMany: ({ after, orderBy, take }) =>
+          ctx.db.product.findMany({ ...query, where: after ? { AND: [{ storeId }, after] } : { storeId }, orderBy, take }),
+      });
+    },
+  }),
+  product: t.prismaField({
+    type: Product,
+    description: "One product with its variations and additionals; another store's id is NOT_FOUND.",
+    authScopes: { scope: "catalog:read" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const product = await ctx.db.product.findFirst({ ...query, where: { id, storeId } });
+      if (!product) throw notFound("product", id);
+      return product;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  setProductStatus: t.prismaField({
+    type: Product,
+    description: "Pauses (isActive false) or resumes a product; reported by an aggregated catalog.updated.",
+    authScopes: { scope: "catalog:write" },
+    args: { id: t.arg.id({ required: true }), isActive: t.arg.boolean({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const windowMs = ctx.services.config.CATALOG_EVENT_WINDOW_MS;
+      return runCommand(ctx, async (tx) => {
+        await setProductActive(tx, storeId, id, args.isActive, windowMs);
+        return tx.product.findUniqueOrThrow({ ...query, where: { id } });
+      });
+    },
+  }),
+}));

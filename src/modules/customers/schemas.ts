@@ -1,0 +1,48 @@
+import type { JsonSchema } from "../../platform/route.js";
+import { dateTime, integer, nullable, shortText, text, uuid } from "../../platform/schemas.js";
+import { AddressSchema } from "../store/schemas.js";
+
+export const CustomerSchema: JsonSchema = {
+  type: "object",
+  required: ["id", "name", "phone", "email", "createdAt", "updatedAt"],
+  properties: { id: uuid, name: text, phone: nullable(text), email: nullable(text), createdAt: dateTime, updatedAt: dateTime },
+};
+
+export const CustomerDetailSchema: JsonSchema = {
+  type: "object",
+  required: [...(CustomerSchema.required as string[]), "deliveryAddresses", "contactSummary"],
+  properties: {
+    ...(CustomerSchema.properties as Record<string, JsonSchema>),
+    deliveryAddresses: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["id", ...(AddressSchema.required as string[])],
+        properties: { id: uuid, ...(AddressSchema.properties as Record<string, JsonSchema>) },
+      },
+    },
+    contactSummary: {
+      type: "object",
+      description: "The customer's order history with the store",
+      required: ["orderCount", "firstOrderAt", "lastOrderAt"],
+      properties: { orderCount: integer, firstOrderAt: nullable(dateTime), lastOrderAt: nullable(dateTime) },
+    },
+  },
+};
+
+export const CustomerInputSchema: JsonSchema = {
+  type: "object",
+  required: ["name"],
+  properties: {
+    name: { ...shortText(200), pattern: "\\S" },
+    phone: nullable({ type: "string", maxLength: 40, pattern: "\\d" }),
+    email: nullable({ type: "string", format: "email", maxLength: 254 }),
+  },
+};
+
+export const CustomerPatchSchema: JsonSchema = {
+  type: "object",
+  minProperties: 1,
+  description: "Any of name, phone, email; null clears phone or email.",
+  properties: CustomerInputSchema.properties,
+};

@@ -1,0 +1,252 @@
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "../../platform/schema/builder.js";
+import { tenantOf } from "../../platform/schema/context.js";
+import { runCommand } from "../../platform/schema/commands.js";
+import { AddressRef } from "../store/graphql.js";
+import type { Address } from "../store/address.js";
+import { money, pageType, requireUuid } from "../../platform/schema/fields.js";
+import { paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { notFound } from "../../platform/errors.js";
+import type { Prisma } from "../../platform/db/prisma.js";
+import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "./service.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
+
+/** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
+
+export const OrderStatusEnum = builder.enumType("OrderStatus", { values: ORDER_STATUSES });
+export const OrderTypeEnum = builder.enumType("OrderType", { values: ORDER_TYPES });
+
+/** Newest first (createdAt, then id); the index (storeId, createdAt desc, id desc) serves it. */
+const NEWEST_FIRST: SortKey[] = [
+  { field: "createdAt", direction: "desc" },
+  { field: "id", direction: "desc" },
+];
+/** With updated_since: oldest change first, so a partner pages forward through changes. */
+const OLDEST_CHANGE_FIRST: SortKey[] = [
+  { field: "updatedAt", direction: "asc" },
+  { field: "id", direction: "asc" },
+];
+
+builder.prismaObject("OrderItemAdditional", {
+  fields: (t) => ({
+    name: t.exposeString("name"),
+    quantity: t.exposeInt("quantity"),
+    price: t.float({ description: "Unit price of the additional", resolve: (a) => money(a.priceCents) }),
+  }),
+});
+
+builder.prismaObject("OrderItem", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    productId: t.exposeString("productId", { nullable: true, description: "Catalog product, null when it was deleted since." }),
+    name: t.exposeString("name"),
+    quantity: t.exposeInt("quantity"),
+    unitPrice: t.float({ resolve: (i) => money(i.unitPriceCents) }),
+    total: t.float({ description: "quantity × (unitPrice + additionals)", resolve: (i) => money(i.totalCents) }),
+    notes: t.exposeString("notes", { nullable: true }),
+    additionals: t.relation("additionals", { query: { orderBy: [{ name: "asc" }, { id: "asc" }] } }),
+  }),
+});
+
+builder.prismaObject("Payment", {
+  fields: (t) => ({
+    method: t.exposeString("method", { description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" }),
+    status: t.exposeString("status", { description: "PENDING, APPROVED, DECLINED or REFUNDED" }),
+    value: t.float({ resolve: (p) => money(p.valueCents) }),
+    changeFor: t.float({
+      nullable: true,
+      description: "Cash handed over, when change is needed",
+      resolve: (p) => (p.changeForCents === null ? null : money(p.changeForCents)),
+    }),
+  }),
+});
+
+builder.prismaObject("OrderStatusHistory", {
+  name: "OrderStatusChange",
+  fields: (t) => ({
+    status: t.expose("status", { type: OrderStatusEnum }),
+    at: t.expose("at", { type: "DateTime" }),
+    reason: t.exposeString("reason", { nullable: true }),
+  }),
+});
+
+export const Order = builder.prismaObject("Order", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    displayId: t.string({ description: "orderNumber as a string (formal schema name)", resolve: (o) => String(o.orderNumber) }),
+    orderNumber: t.exposeInt("orderNumber", { description: "Per-store sequence number" }),
+    status: t.expose("status", { type: OrderStatusEnum }),
+    type: t.expose("type", { type: OrderTypeEnum }),
+    subtotal: t.float({ resolve: (o) => money(o.subtotalCents) }),
+    deliveryFee: t.float({ resolve: (o) => money(o.deliveryFeeCents) }),
+    discount: t.float({ resolve: (o) => money(o.discountCents) }),
+    couponCode: t.exposeString("couponCode", { nullable: true }),
+    total: t.float({ description: "subtotal + deliveryFee − discount", resolve: (o) => money(o.totalCents) }),
+    totalAmount: t.float({ description: "Same as total (formal schema name)", resolve: (o) => money(o.totalCents) }),
+    customer: t.relation("customer", { nullable: true }),
+    deliveryAddress: t.field({
+      type: AddressRef,
+      nullable: true,
+      description: "Null for PICKUP orders",
+      resolve: (o) => (o.deliveryAddress as Address | null) ?? null,
+    }),
+    items: t.relation("items", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
+    payments: t.relation("payments", { query: { orderBy: { id: "asc" } } }),
+    // Changes in the same millisecond keep lifecycle order (the enum's declaration order).
+    statusHistory: t.relation("statusHistory", { query: { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] } }),
+    scheduledFor: t.expose("scheduledFor", { type: "DateTime", nullable: true }),
+    notes: t.exposeString("notes", { nullable: true }),
+    cancellationReason: t.exposeString("cancellationReason", { nullable: true }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+  }),
+});
+
+export const OrderPage = pageType("OrderPage", Order);
+
+/** Sort keys a page of orders needs from its cursor row. */
+const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
+
+builder.queryFields((t) => ({
+  orders: t.field({
+    type: OrderPage,
+    description: "The store's orders, newest first; with updatedSince, changes oldest first.",
+    authScopes: { scope: "orders:read" },
+    args: {
+      limit: t.arg.int({ description: "1..100, default 20" }),
+      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
+      status: t.arg({ type: OrderStatusEnum }),
+      updatedSince: t.arg({ type: "DateTime", description: "Only orders with updatedAt at or after this instant" }),
+    },
+    resolve: (_root, args, ctx, info) => {
+      const { storeId } = tenantOf(ctx);
+      const where: Prisma.OrderWhereInput = {
+        storeId,
+        ...(args.status ? { status: args.status } : {}),
+        ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
+      };
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
+        findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
+        // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
+        findMany: ({ after, orderBy, take }) =>
+          ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
+      });
+    },
+  }),
+  order: t.prismaField({
+    type: Order,
+    description: "One order of the store; another store's id is NOT_FOUND.",
+    authScopes: { scope: "orders:read" },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      const order = await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
+      if (!order) throw notFound("order", id);
+      return order;
+    },
+  }),
+}));
+
+const OrderItemAdditionalInput = builder.inputType("OrderItemAdditionalInput", {
+  fields: (t) => ({
+    name: t.string({ required: true, description: "Name of one of the product's additionals" }),
+    quantity: t.int({ required: true }),
+  }),
+});
+
+const OrderItemInput = builder.inputType("OrderItemInput", {
+  fields: (t) => ({
+    productId: t.id({ required: true }),
+    quantity: t.int({ required: true }),
+    notes: t.string(),
+    additionals: t.field({ type: [OrderItemAdditionalInput] }),
+  }),
+});
+
+export const AddressInput = builder.inputType("AddressInput", {
+  fields: (t) => ({
+    street: t.string({ required: true }),
+    number: t.string({ required: true }),
+    neighborhood: t.string({ required: true }),
+    city: t.string({ required: true }),
+    state: t.string({ required: true }),
+    postalCode: t.string({ required: true }),
+    complement: t.string(),
+  }),
+});
+
+const PaymentInput = builder.inputType("PaymentInput", {
+  fields: (t) => ({
+    method: t.string({ required: true, description: PAYMENT_METHODS.join(", ") }),
+    value: t.float({ required: true }),
+    changeFor: t.float({ description: "CASH only: the amount the customer pays with" }),
+  }),
+});
+
+export const NewCustomerInput = builder.inputType("NewCustomerInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    phone: t.string(),
+    email: t.string(),
+  }),
+});
+
+const CreateOrderInput = builder.inputType("CreateOrderInput", {
+  description: "Prices come from the catalog; prices sent by the client are ignored.",
+  fields: (t) => ({
+    type: t.field({ type: OrderTypeEnum, required: true }),
+    customerId: t.id(),
+    customer: t.field({ type: NewCustomerInput, description: "Creates a customer (customer.created)" }),
+    items: t.field({ type: [OrderItemInput], required: true }),
+    deliveryAddress: t.field({ type: AddressInput, description: "Required for DELIVERY, absent for PICKUP" }),
+    payments: t.field({ type: [PaymentInput] }),
+    scheduledFor: t.field({ type: "DateTime" }),
+    notes: t.string(),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createOrder: t.prismaField({
+    type: Order,
+    description: "Registers an order in PENDING and emits order.created (and customer.created for a new customer).",
+    authScopes: { scope: "orders:write" },
+    args: { input: t.arg({ type: CreateOrderInput, required: true }) },
+    resolve: async (query, _root, { input }, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      if (input.customerId) requireUuid(input.customerId, "customerId");
+      for (const [i, item] of input.items.entries()) requireUuid(item.productId, `items[${i}].productId`);
+      const order = {
+        ...input,
+        items: input.items.map((i) => ({ ...i, productId: String(i.productId) })),
+        customerId: input.customerId ? String(input.customerId) : null,
+      };
+      return runCommand(ctx, async (tx) => {
+        const { id } = await createOrder(tx, storeId, order);
+        return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+      });
+    },
+  }),
+  updateOrderStatus: t.prismaField({
+    type: Order,
+    description: "Moves an order along its lifecycle; CANCELLED needs a reason.",
+    authScopes: { scope: "orders:write" },
+    args: {
+      id: t.arg.id({ required: true }),
+      status: t.arg({ type: OrderStatusEnum, required: true }),
+      reason: t.arg.string(),
+    },
+    resolve: async (query, _root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = requireUuid(args.id);
+      return runCommand(ctx, async (tx) => {
+        await changeOrderStatus(tx, storeId, id, args.status, args.reason);
+        return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+      });
+    },
+  }),
+}));

@@ -1,0 +1,242 @@
+import type { OrderStatus, OrderType, Prisma, Tx } from "../../platform/db/prisma.js";
+import type { Address } from "../store/address.js";
+import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
+import { emitEvent } from "../events/outbox.js";
+import { createCustomer, type CustomerFields } from "../customers/service.js";
+import { checkTransition, eventsFor } from "./lifecycle.js";
+import { drawOrderNumber } from "./sql.js";
+import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../../platform/input.js";
+
+export interface PaymentInput {
+  method: string;
+  value: number;
+  changeFor?: number | null;
+  /** Set by the sandbox scenarios; partners' payments follow paymentStatusFor. */
+  status?: string;
+}
+
+export interface NewOrder {
+  type: OrderType;
+  customerId?: string | null;
+  customer?: CustomerFields | null;
+  items: { productId: string; quantity: number; notes?: string | null; additionals?: { name: string; quantity: number }[] | null }[];
+  deliveryAddress?: Address | null;
+  payments?: PaymentInput[] | null;
+  scheduledFor?: Date | null;
+  notes?: string | null;
+  /** Coupon discount; only the sandbox's with_discount scenario sets it. */
+  coupon?: { code: string; discountCents: number } | null;
+}
+
+export const PAYMENT_METHODS = ["CASH", "CREDIT_CARD", "DEBIT_CARD", "PIX", "ONLINE", "VOUCHER"] as const;
+export const DEFAULT_DELIVERY_FEE_CENTS = 500;
+
+const toCents = (value: number) => Math.round(value * 100);
+
+/** Cash is collected on delivery; any other method is reported by the partner as already approved. */
+function paymentStatusFor(method: string): string {
+  return method === "CASH" ? "PENDING" : "APPROVED";
+}
+
+function deliveryFeeCents(publicSettings: Prisma.JsonValue): number {
+  const fee = (publicSettings as { deliveryFee?: unknown } | null)?.deliveryFee;
+  return typeof fee === "number" && fee >= 0 ? toCents(fee) : DEFAULT_DELIVERY_FEE_CENTS;
+}
+
+const twoDecimals = (v: number) => Number.isFinite(v) && v >= 0 && Math.abs(v * 100 - Math.round(v * 100)) < 1e-6;
+
+/** A payment amount the client states: two decimals, and no more than its int4 cents column holds. */
+function amountViolation(field: string, value: number): Violation | null {
+  if (!twoDecimals(value)) return { field, code: "INVALID_VALUE", message: `${field} must be a non-negative amount with at most two decimals` };
+  if (value > MAX_AMOUNT) return { field, code: "OUT_OF_RANGE", message: `${field} must be at most ${MAX_AMOUNT}` };
+  return null;
+}
+
+/**
+ * The field rules the REST JSON schema also states, for callers that arrive through GraphQL, so both
+ * doors answer the same 400.
+ */
+function checkShape(input: NewOrder): void {
+  const v: Violation[] = [];
+  if (input.items.length < 1 || input.items.length > 100) v.push({ field: "items", code: "OUT_OF_RANGE", message: "items must hold 1 to 100 entries" });
+  input.items.forEach((item, i) => {
+    if (!Number.isInteger(item.quantity) || item.quantity < 1 || item.quantity > 999)
+      v.push({ field: `items[${i}].quantity`, code: "OUT_OF_RANGE", message: "quantity must be an integer from 1 to 999" });
+    (item.additionals ?? []).forEach((a, j) => {
+      if (!Number.isInteger(a.quantity) || a.quantity < 1 || a.quantity > 99)
+        v.push({ field: `items[${i}].additionals[${j}].quantity`, code: "OUT_OF_RANGE", message: "quantity must be an integer from 1 to 99" });
+    });
+  });
+  (input.payments ?? []).forEach((p, i) => {
+    if (!(PAYMENT_METHODS as readonly string[]).includes(p.method))
+      v.push({ field: `payments[${i}].method`, code: "INVALID_VALUE", message: `method must be one of ${PAYMENT_METHODS.join(", ")}` });
+    const value = amountViolation(`payments[${i}].value`, p.value);
+    const change = p.changeFor == null ? null : amountViolation(`payments[${i}].changeFor`, p.changeFor);
+    if (value) v.push(value);
+    if (change) v.push(change);
+  });
+  if (v.length) throw invalidRequest(`The order failed validation: ${v.map((x) => x.message).join("; ")}.`, v);
+}
+
+/**
+ * Registers an order (POST /orders and the sandbox). Prices always come from the catalog; the order, its
+ * first-time customer and their events commit together. The store row lock taken to draw the next
+ * orderNumber also serialises order numbering per store.
+ */
+export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string }> {
+  checkShape(input);
+  if (input.customerId && input.customer) {
+    throw invalidRequest("Send customerId or customer, not both.", [
+      { field: "customer", code: "CONFLICTING_FIELDS", message: "send customerId or customer, not both" },
+    ]);
+  }
+  if (input.type === "DELIVERY" && !input.deliveryAddress) {
+    throw invalidRequest("A DELIVERY order needs a deliveryAddress.", [
+      { field: "deliveryAddress", code: "REQUIRED", message: "required for DELIVERY orders" },
+    ]);
+  }
+  if (input.type === "PICKUP" && input.deliveryAddress) {
+    throw invalidRequest("A PICKUP order has no deliveryAddress.", [
+      { field: "deliveryAddress", code: "NOT_ALLOWED", message: "only DELIVERY orders have one" },
+    ]);
+  }
+
+  const [seq] = await tx.$queryRaw<{ orderSeq: number; publicSettings: Prisma.JsonValue }[]>(drawOrderNumber(storeId));
+
+  const productIds = [...new Set(input.items.map((i) => i.productId))];
+  const products = await tx.product.findMany({
+    where: { storeId, id: { in: productIds } },
+    select: { id: true, name: true, priceCents: true, isActive: true, additionals: { select: { name: true, priceCents: true, isAvailable: true } } },
+  });
+  const byId = new Map(products.map((p) => [p.id, p]));
+  const violations: Violation[] = [];
+  const items = input.items.map((item, i) => {
+    const product = byId.get(item.productId);
+    if (!product?.isActive) {
+      const code = product ? "PRODUCT_INACTIVE" : "UNKNOWN_PRODUCT";
+      violations.push({
+        field: `items[${i}].productId`,
+        code,
+        message: product ? `product ${item.productId} is paused` : `no product ${item.productId} in this store's catalog`,
+      });
+      return null;
+    }
+    const additionals = (item.additionals ?? []).map((a, j) => {
+      const found = product.additionals.find((x) => x.name.toLowerCase() === a.name.toLowerCase() && x.isAvailable);
+      if (!found)
+        violations.push({
+          field: `items[${i}].additionals[${j}].name`,
+          code: "UNKNOWN_ADDITIONAL",
+          message: `"${a.name}" is not an available additional of ${product.name}`,
+        });
+      return { name: found?.name ?? a.name, quantity: a.quantity, priceCents: found?.priceCents ?? 0 };
+    });
+    const unitWithAdditions = product.priceCents + additionals.reduce((s, a) => s + a.priceCents * a.quantity, 0);
+    return {
+      productId: product.id,
+      name: product.name,
+      quantity: item.quantity,
+      unitPriceCents: product.priceCents,
+      totalCents: unitWithAdditions * item.quantity,
+      notes: item.notes ?? null,
+      position: i,
+      additionals: { create: additionals },
+    };
+  });
+
+  let customerId: string | null = input.customerId ?? null;
+  if (customerId && !(await tx.customer.findFirst({ where: { id: customerId, storeId }, select: { id: true } }))) {
+    violations.push({ field: "customerId", code: "UNKNOWN_CUSTOMER", message: `no customer ${customerId} in this store` });
+  }
+  const feeCents = input.type === "DELIVERY" ? deliveryFeeCents(seq.publicSettings) : 0;
+  // Every amount is stored as int4 cents. The fee plus the items so far bounds each line, the subtotal and the
+  // total (the discount only lowers it), so the item whose quantity first crosses the limit is the one named.
+  let runningCents = feeCents;
+  for (const [i, item] of items.entries()) {
+    runningCents += item?.totalCents ?? 0;
+    if (runningCents > MAX_AMOUNT_CENTS) {
+      const field = `items[${i}].quantity`;
+      violations.push({
+        field,
+        code: "AMOUNT_TOO_LARGE",
+        message: `with ${field} the order total exceeds ${MAX_AMOUNT}, the largest amount an order can hold`,
+      });
+      break;
+    }
+  }
+  const subtotalCents = items.reduce((s, i) => s + (i?.totalCents ?? 0), 0);
+  const discountCents = Math.min(input.coupon?.discountCents ?? 0, subtotalCents);
+  const totalCents = subtotalCents + feeCents - discountCents;
+  const payments = (input.payments ?? []).map((p, i) => {
+    if (p.changeFor != null && (p.method !== "CASH" || toCents(p.changeFor) < toCents(p.value))) {
+      violations.push({ field: `payments[${i}].changeFor`, code: "INVALID_CHANGE", message: "changeFor is for CASH payments and must be at least the value" });
+    }
+    return {
+      method: p.method,
+      status: p.status ?? paymentStatusFor(p.method),
+      valueCents: toCents(p.value),
+      changeForCents: p.changeFor == null ? null : toCents(p.changeFor),
+    };
+  });
+  const paid = payments.reduce((s, p) => s + p.valueCents, 0);
+  if (payments.length > 0 && paid !== totalCents) {
+    violations.push({ field: "payments", code: "PAYMENT_MISMATCH", message: `payments add up to ${paid / 100} but the order total is ${totalCents / 100}` });
+  }
+  if (violations.length) throw unprocessable(`The order cannot be registered: ${violations.map((v) => v.message).join("; ")}.`, violations);
+
+  if (input.customer) customerId = (await createCustomer(tx, storeId, input.customer)).id;
+  const order = await tx.order.create({
+    data: {
+      storeId,
+      orderNumber: seq.orderSeq,
+      type: input.type,
+      customerId,
+      subtotalCents,
+      deliveryFeeCents: feeCents,
+      discountCents,
+      totalCents,
+      couponCode: input.coupon?.code ?? null,
+      deliveryAddress: input.deliveryAddress ? { ...input.deliveryAddress } : undefined,
+      scheduledFor: input.scheduledFor ?? null,
+      notes: input.notes ?? null,
+      items: { create: items.filter((i) => i !== null) },
+      payments: { create: payments },
+      statusHistory: { create: [{ status: "PENDING" }] },
+    },
+    select: { id: true, orderNumber: true, totalCents: true, type: true, status: true },
+  });
+  await emitEvent(tx, storeId, "order.created", {
+    orderId: order.id,
+    orderNumber: order.orderNumber,
+    total: order.totalCents / 100,
+    type: order.type,
+    status: order.status,
+  });
+  return order;
+}
+
+/**
+ * Moves an order along its lifecycle (./lifecycle.ts). The update is conditional on the status read, so of two
+ * concurrent changes exactly one wins; the other gets 409 CONFLICT and the history stays linear.
+ */
+export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string, to: OrderStatus, reason?: string | null): Promise<{ id: string }> {
+  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true } });
+  if (!order) throw notFound("order", orderId);
+  checkTransition(order.type, order.status, to);
+  if (to === "CANCELLED" && !reason?.trim()) {
+    throw invalidRequest("Cancelling an order needs a reason.", [{ field: "reason", code: "REQUIRED", message: "required when status is CANCELLED" }]);
+  }
+  const now = new Date();
+  const { count } = await tx.order.updateMany({
+    where: { id: orderId, status: order.status },
+    data: { status: to, updatedAt: now, ...(to === "CANCELLED" ? { cancellationReason: reason } : {}) },
+  });
+  if (count === 0) {
+    throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
+  }
+  await tx.orderStatusHistory.create({ data: { orderId, status: to, reason: reason ?? null, at: now } });
+  for (const type of eventsFor(to)) {
+    await emitEvent(tx, storeId, type, { orderId, status: to, ...(to === "CANCELLED" ? { reason: reason ?? "" } : {}) });
+  }
+  return order;
+}

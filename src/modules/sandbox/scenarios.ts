@@ -1,0 +1,64 @@
+import { randomInt } from "node:crypto";
+import type { Tx } from "../../platform/db/prisma.js";
+import { changeOrderStatus, createOrder, type NewOrder } from "../orders/service.js";
+import { seedSandboxStore } from "./seed.js";
+
+export const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+const ADDRESS = {
+  street: "Rua Augusta",
+  number: "1500",
+  neighborhood: "Consolação",
+  city: "São Paulo",
+  state: "SP",
+  postalCode: "01304-001",
+  complement: "Apto 42",
+};
+const FIRST_NAMES = ["Diego", "Elisa", "Fábio", "Gabriela", "Heitor", "Isabela", "João", "Larissa"];
+
+/**
+ * Generates one order of a sandbox scenario through the real order code path, so the registered
+ * webhooks fire. A store with no catalog is seeded first.
+ */
+export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario): Promise<{ id: string }> {
+  if ((await tx.product.count({ where: { storeId, isActive: true } })) === 0) await seedSandboxStore(tx, storeId);
+  const products = await tx.product.findMany({
+    where: { storeId, isActive: true },
+    orderBy: [{ categoryPosition: "asc" }, { name: "asc" }],
+    take: 3,
+    select: { id: true, additionals: { where: { isAvailable: true }, take: 1, select: { name: true } } },
+  });
+  const regular = await tx.customer.findFirst({ where: { storeId }, orderBy: { name: "asc" }, select: { id: true } });
+  const firstTimer = { name: `${FIRST_NAMES[randomInt(FIRST_NAMES.length)]} Sandbox`, phone: `+55 11 9${randomInt(10_000_000, 99_999_999)}`, email: null };
+
+  const items = [
+    { productId: products[0].id, quantity: 1, notes: "No onions, please", additionals: products[0].additionals.map((a) => ({ name: a.name, quantity: 1 })) },
+    ...(products[1] ? [{ productId: products[1].id, quantity: 2 }] : []),
+  ];
+  const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: ADDRESS, ...(regular ? { customerId: regular.id } : { customer: firstTimer }) };
+  const input: NewOrder = {
+    delivery: { ...base, customerId: null, customer: firstTimer },
+    pickup: { ...base, type: "PICKUP" as const, deliveryAddress: null },
+    scheduled: { ...base, scheduledFor: new Date(Date.now() + 2 * 3600_000), notes: "Deliver after 7 pm" },
+    cash: base,
+    online_payment: base,
+    with_discount: { ...base, coupon: { code: "SANDBOX10", discountCents: 1000 } },
+    cancelled: base,
+  }[scenario];
+
+  const order = await createOrder(tx, storeId, input);
+  const total = (await tx.order.findUniqueOrThrow({ where: { id: order.id }, select: { totalCents: true } })).totalCents;
+  const payment = {
+    delivery: { method: "CREDIT_CARD", status: "APPROVED" },
+    pickup: { method: "PIX", status: "APPROVED" },
+    scheduled: { method: "CREDIT_CARD", status: "APPROVED" },
+    cash: { method: "CASH", status: "PENDING", changeForCents: Math.ceil((total + 1) / 5000) * 5000 },
+    online_payment: { method: "ONLINE", status: "APPROVED" },
+    with_discount: { method: "CREDIT_CARD", status: "APPROVED" },
+    cancelled: { method: "CREDIT_CARD", status: "REFUNDED" },
+  }[scenario];
+  await tx.payment.create({ data: { orderId: order.id, valueCents: total, ...payment } });
+  if (scenario === "cancelled") await changeOrderStatus(tx, storeId, order.id, "CANCELLED", "Cancelled by the restaurant: an ingredient ran out");
+  return order;
+}

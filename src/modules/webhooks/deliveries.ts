@@ -1,0 +1,76 @@
+import { TEST_EVENT_TYPE } from "../events/types.js";
+import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
+import type { Tx } from "../../platform/db/prisma.js";
+import type { Services } from "../../platform/services.js";
+import { runAttempt } from "./attempt.js";
+import { ownerWhere, type Owner } from "./endpoints.js";
+import { isUuid } from "../../platform/uuid.js";
+import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
+import { enqueueReplays, markReplaysPending } from "./sql/replay.js";
+
+const MAX_REPLAY_BATCH = 100;
+
+const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
+
+function inactive(endpointId: string) {
+  return unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; an administrator must re-enable it first.`, [
+    { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
+  ]);
+}
+
+/**
+ * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
+ * until that attempt ends. The replay job has a key of its own, so the delivery's scheduled
+ * retries stay queued; the same event (and eventId) is sent again. Call it in a transaction: it answers what
+ * `readBack` reads in it, i.e. the deliveries as PENDING.
+ */
+export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly string[], readBack: (ids: string[]) => Promise<T>): Promise<T> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0 || unique.length > MAX_REPLAY_BATCH) {
+    throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [
+      { field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` },
+    ]);
+  }
+  const found = await tx.webhookDelivery.findMany({
+    where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
+    select: { id: true, endpoint: { select: { id: true, status: true } } },
+  });
+  const missing = unique.find((id) => !found.some((d) => d.id === id));
+  if (missing) throw notFound("webhook delivery", missing);
+  const off = found.find((d) => d.endpoint.status === "INACTIVE");
+  if (off) throw inactive(off.endpoint.id);
+
+  await tx.$executeRaw(markReplaysPending(unique));
+  await tx.$executeRaw(enqueueReplays(DELIVER_TASK, REPLAY_JOB_KEY_PREFIX, unique));
+  // Read before commit: once the jobs are visible a worker may finish an attempt before the caller looks.
+  return readBack(unique);
+}
+
+/**
+ * Sends a synthetic `webhook.test` event to one endpoint now and returns its delivery id once the attempt
+ * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed.
+ */
+export async function sendTestEvent(services: Services, owner: Owner, endpointId: string): Promise<string> {
+  const endpoint = isUuid(endpointId)
+    ? await services.db.webhookEndpoint.findFirst({
+        where: { id: endpointId, ...ownerWhere(owner) },
+        select: { id: true, status: true, applicationId: true, storeId: true },
+      })
+    : null;
+  if (!endpoint) throw notFound("webhook endpoint", endpointId);
+  if (endpoint.status === "INACTIVE") throw inactive(endpoint.id);
+
+  const deliveryId = await services.db.$transaction(async (tx) => {
+    const event = await tx.event.create({
+      data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } },
+      select: { id: true },
+    });
+    const delivery = await tx.webhookDelivery.create({
+      data: { eventId: event.id, endpointId: endpoint.id, applicationId: endpoint.applicationId, storeId: endpoint.storeId, eventType: TEST_EVENT_TYPE },
+      select: { id: true },
+    });
+    return delivery.id;
+  });
+  await runAttempt(services, { deliveryId, trigger: "TEST" });
+  return deliveryId;
+}

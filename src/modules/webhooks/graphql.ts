@@ -1,0 +1,298 @@
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { builder } from "../../platform/schema/builder.js";
+import { tenantOf, type Context } from "../../platform/schema/context.js";
+import { runCommand } from "../../platform/schema/commands.js";
+import { paginate, type Page } from "../../platform/schema/pagination.js";
+import type { Prisma, WebhookDelivery as WebhookDeliveryRow } from "../../platform/db/prisma.js";
+import { forbidden, notFound } from "../../platform/errors.js";
+import { isUuid } from "../../platform/uuid.js";
+import { requireUuid } from "../../platform/schema/fields.js";
+import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "./endpoints.js";
+import { requestReplays, sendTestEvent } from "./deliveries.js";
+import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
+
+/**
+ * Webhook endpoints and deliveries. The same fields serve both audiences:
+ * a partner token with `webhooks:manage` sees its own (Application, Store), an administrator every tenant.
+ */
+
+const WEBHOOK_SCOPES = { admin: true, scope: "webhooks:manage" } as const;
+
+/** Svix's `secure_find`: every webhook query here is filtered by what this returns. */
+function ownerOf(ctx: Context): Owner {
+  if (ctx.principal.kind === "admin") return null;
+  const tenant = tenantOf(ctx);
+  return { applicationId: tenant.applicationId, storeId: tenant.storeId };
+}
+
+/** A list's scope: the partner's own rows, or for administrators everything, optionally narrowed. */
+function listScope(ctx: Context, args: { storeId?: string | null; applicationId?: string | null }): { storeId?: string; applicationId?: string } {
+  const owner = ownerOf(ctx);
+  if (owner) {
+    if (args.storeId || args.applicationId) throw forbidden("storeId and applicationId are administrator filters; a partner token always reads its own store.");
+    return owner;
+  }
+  for (const field of ["storeId", "applicationId"] as const) {
+    const value = args[field];
+    if (value) requireUuid(value, field);
+  }
+  return { ...(args.storeId ? { storeId: args.storeId } : {}), ...(args.applicationId ? { applicationId: args.applicationId } : {}) };
+}
+
+export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", { values: WEBHOOK_ENDPOINT_STATUSES });
+const WebhookEndpointSwitchEnum = builder.enumType("WebhookEndpointSwitch", {
+  description: "What an administrator may set: FAILED is only ever set by deliveries.",
+  values: WEBHOOK_ENDPOINT_SWITCHES,
+});
+export const WebhookDeliveryStatusEnum = builder.enumType("WebhookDeliveryStatus", { values: WEBHOOK_DELIVERY_STATUSES });
+const WebhookAttemptTriggerEnum = builder.enumType("WebhookAttemptTrigger", { values: WEBHOOK_ATTEMPT_TRIGGERS });
+
+const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    url: t.exposeString("url"),
+    events: t.exposeStringList("events"),
+    status: t.expose("status", { type: WebhookEndpointStatusEnum }),
+    secretPrefix: t.exposeString("secretPrefix", { description: "First 12 characters of the signing secret." }),
+    lastSuccessAt: t.expose("lastSuccessAt", { type: "DateTime", nullable: true }),
+    failureCount: t.exposeInt("failureCount", { description: "Consecutive failed attempts; 0 after a success." }),
+    previousSecretExpiresAt: t.expose("previousSecretExpiresAt", {
+      type: "DateTime",
+      nullable: true,
+      description: "After a rotation, deliveries carry the previous secret's signature too until this time.",
+    }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    store: t.relation("store", { authScopes: { admin: true } }),
+    application: t.relation("application", { authScopes: { admin: true } }),
+  }),
+});
+
+builder.prismaObject("WebhookAttempt", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    number: t.exposeInt("number", { description: "1-based position among all attempts of the delivery." }),
+    trigger: t.expose("trigger", { type: WebhookAttemptTriggerEnum }),
+    succeeded: t.exposeBoolean("succeeded"),
+    httpStatus: t.exposeInt("httpStatus", { nullable: true }),
+    durationMs: t.exposeInt("durationMs"),
+    error: t.exposeString("error", { nullable: true }),
+    requestHeaders: t.field({ type: "JSON", resolve: (a) => a.requestHeaders }),
+    requestBody: t.exposeString("requestBody"),
+    responseExcerpt: t.exposeString("responseExcerpt", { nullable: true, description: "Up to 4 KiB of the receiver's response body." }),
+    startedAt: t.expose("startedAt", { type: "DateTime" }),
+  }),
+});
+
+const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    eventId: t.exposeString("eventId"),
+    eventType: t.exposeString("eventType"),
+    tenantId: t.string({ description: "Store code.", select: { store: { select: { code: true } } }, resolve: (d) => d.store.code }),
+    status: t.expose("status", { type: WebhookDeliveryStatusEnum }),
+    httpStatus: t.exposeInt("httpStatus", { nullable: true }),
+    attempts: t.exposeInt("attempts"),
+    lastAttemptAt: t.expose("lastAttemptAt", { type: "DateTime", nullable: true }),
+    nextAttemptAt: t.expose("nextAttemptAt", { type: "DateTime", nullable: true }),
+    lastError: t.exposeString("lastError", { nullable: true }),
+    requestDurationMs: t.exposeInt("requestDurationMs", { nullable: true }),
+    endpointId: t.exposeString("endpointId"),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    endpoint: t.relation("endpoint"),
+    attemptLog: t.relation("attemptLog", {
+      description: "Every attempt with its request and the receiver's response excerpt, oldest first.",
+      query: { orderBy: [{ number: "asc" }] },
+    }),
+  }),
+});
+
+const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("WebhookDeliveryPage").implement({
+  fields: (t) => ({
+    data: t.field({ type: [WebhookDelivery], resolve: (p) => p.data }),
+    hasMore: t.boolean({ resolve: (p) => p.pagination.hasMore }),
+    nextCursor: t.string({
+      nullable: true,
+      description: "Pass as `cursor` for the next page; null on the last page.",
+      resolve: (p) => p.pagination.nextCursor,
+    }),
+  }),
+});
+
+const CreatedWebhookEndpoint = builder
+  .objectRef<{ id: string; url: string; events: string[]; secret: string; secretPrefix: string }>("CreatedWebhookEndpoint")
+  .implement({
+    fields: (t) => ({
+      id: t.exposeID("id"),
+      url: t.exposeString("url"),
+      events: t.exposeStringList("events"),
+      secret: t.exposeString("secret", { description: "The signing secret. Shown only in this response." }),
+      secretPrefix: t.exposeString("secretPrefix"),
+      message: t.string({
+        resolve: () => "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",
+      }),
+    }),
+  });
+
+const RotatedWebhookSecret = builder
+  .objectRef<{ id: string; secret: string; secretPrefix: string; previousSecretExpiresAt: Date }>("RotatedWebhookSecret")
+  .implement({
+    fields: (t) => ({
+      id: t.exposeID("id"),
+      secret: t.exposeString("secret", { description: "The new signing secret. Shown only in this response." }),
+      secretPrefix: t.exposeString("secretPrefix"),
+      previousSecretExpiresAt: t.expose("previousSecretExpiresAt", { type: "DateTime" }),
+      message: t.string({
+        resolve: (r) =>
+          `Store the new secret now: it is shown only once. Until ${r.previousSecretExpiresAt.toISOString()} deliveries carry a v1 signature for the new and for the previous secret.`,
+      }),
+    }),
+  });
+
+const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput", {
+  fields: (t) => ({
+    url: t.string({ required: true }),
+    events: t.stringList({ required: true }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  webhookEndpoints: t.prismaField({
+    type: [WebhookEndpoint],
+    authScopes: WEBHOOK_SCOPES,
+    description: "Endpoints, oldest first. Administrators see every tenant's and may filter by storeId and applicationId.",
+    args: { storeId: t.arg.id(), applicationId: t.arg.id(), status: t.arg({ type: WebhookEndpointStatusEnum }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.db.webhookEndpoint.findMany({
+        ...query,
+        where: { ...listScope(ctx, args), ...(args.status ? { status: args.status } : {}) },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+        take: 500,
+      }),
+  }),
+  webhookEndpoint: t.prismaField({
+    type: WebhookEndpoint,
+    authScopes: WEBHOOK_SCOPES,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => {
+      const found = isUuid(id) ? await ctx.db.webhookEndpoint.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } }) : null;
+      if (!found) throw notFound("webhook endpoint", id);
+      return found;
+    },
+  }),
+  webhookDeliveries: t.field({
+    type: WebhookDeliveryPage,
+    authScopes: WEBHOOK_SCOPES,
+    description: "Deliveries, newest first. Administrators see every tenant's and may filter by storeId and applicationId.",
+    args: {
+      status: t.arg({ type: WebhookDeliveryStatusEnum }),
+      endpointId: t.arg.id(),
+      eventType: t.arg.string(),
+      limit: t.arg.int(),
+      cursor: t.arg.string(),
+      storeId: t.arg.id(),
+      applicationId: t.arg.id(),
+    },
+    resolve: async (_root, args, ctx, info) => {
+      const scope = listScope(ctx, args);
+      if (args.endpointId) requireUuid(args.endpointId, "endpointId");
+      const where: Prisma.WebhookDeliveryWhereInput = {
+        ...scope,
+        ...(args.status ? { status: args.status } : {}),
+        ...(args.endpointId ? { endpointId: args.endpointId } : {}),
+        ...(args.eventType ? { eventType: args.eventType } : {}),
+      };
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: [
+          { field: "createdAt", direction: "desc" },
+          { field: "id", direction: "desc" },
+        ],
+        findCursor: (id) => ctx.db.webhookDelivery.findFirst({ where: { id, ...scope }, select: { id: true, createdAt: true } }),
+        findMany: ({ after, orderBy, take }) =>
+          ctx.db.webhookDelivery.findMany({ ...query, where: { AND: [where, (after ?? {}) as Prisma.WebhookDeliveryWhereInput] }, orderBy, take }),
+      });
+    },
+  }),
+  webhookDelivery: t.prismaField({
+    type: WebhookDelivery,
+    authScopes: WEBHOOK_SCOPES,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _root, { id }, ctx) => {
+      const found = isUuid(id) ? await ctx.db.webhookDelivery.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } }) : null;
+      if (!found) throw notFound("webhook delivery", id);
+      return found;
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  createWebhookEndpoint: t.field({
+    type: CreatedWebhookEndpoint,
+    authScopes: { scope: "webhooks:manage" },
+    description: "Registers an endpoint for the token's store. The secret is in this response only.",
+    args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn)),
+  }),
+  deleteWebhookEndpoint: t.boolean({
+    authScopes: WEBHOOK_SCOPES,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, { id }, ctx) => {
+      await deleteEndpoint(ctx.db, ownerOf(ctx), id);
+      return true;
+    },
+  }),
+  rotateWebhookEndpointSecret: t.field({
+    type: RotatedWebhookSecret,
+    authScopes: WEBHOOK_SCOPES,
+    description: "Issues a new signing secret; the previous one keeps signing beside it for 24 hours.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, { id }, ctx) => rotateSecret(ctx.db, ctx.services.box, ownerOf(ctx), id),
+  }),
+  testWebhookEndpoint: t.prismaField({
+    type: WebhookDelivery,
+    authScopes: WEBHOOK_SCOPES,
+    description: "Sends a `webhook.test` event now and returns its delivery once the attempt has ended.",
+    args: { id: t.arg.id({ required: true }) },
+    // It waits for the receiver (up to WEBHOOK_TIMEOUT_MS): its writes commit on their own, before the call.
+    extensions: { callsOut: true },
+    resolve: async (query, _root, { id }, ctx) => {
+      if (ctx.transaction) throw new Error("testWebhookEndpoint calls out over the network; it must not run inside a caller's transaction.");
+      const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id);
+      return ctx.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: deliveryId } });
+    },
+  }),
+  replayWebhookDelivery: t.prismaField({
+    type: WebhookDelivery,
+    authScopes: WEBHOOK_SCOPES,
+    description: "Queues one more attempt now, in any status; the delivery is PENDING until it ends.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, { id }, ctx) =>
+      runCommand(ctx, (tx) => requestReplays(tx, ownerOf(ctx), [id], () => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } }))),
+  }),
+  replayWebhookDeliveries: t.prismaField({
+    type: [WebhookDelivery],
+    authScopes: WEBHOOK_SCOPES,
+    description: "Replays up to 100 deliveries at once (all or none).",
+    args: { ids: t.arg.idList({ required: true }) },
+    resolve: (query, _root, { ids }, ctx) =>
+      runCommand(ctx, (tx) =>
+        requestReplays(tx, ownerOf(ctx), ids, (unique) =>
+          tx.webhookDelivery.findMany({ ...query, where: { id: { in: unique } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+        ),
+      ),
+  }),
+  setWebhookEndpointStatus: t.prismaField({
+    type: WebhookEndpoint,
+    authScopes: { admin: true },
+    description: "Enables (ACTIVE) or disables (INACTIVE) an endpoint. INACTIVE endpoints receive nothing.",
+    args: { id: t.arg.id({ required: true }), status: t.arg({ type: WebhookEndpointSwitchEnum, required: true }) },
+    resolve: async (query, _root, { id, status }, ctx) => {
+      return runCommand(ctx, async (tx) => {
+        await setEndpointStatus(tx, id, status);
+        return tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } });
+      });
+    },
+  }),
+}));

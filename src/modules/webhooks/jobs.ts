@@ -1,0 +1,51 @@
+import { FAN_OUT_TASK, type FanOutPayload } from "../events/outbox.js";
+import { parseInstant } from "../../platform/input.js";
+import { isUuid } from "../../platform/uuid.js";
+
+export const DELIVER_TASK = "deliver_webhook";
+
+/**
+ * One attempt of one delivery. A SCHEDULED job carries its place in the retry chain (`step`, 1-based) and
+ * the `dueAt` it was scheduled for: the delivery's `nextAttemptAt` must still equal it, which is what makes
+ * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain.
+ */
+export type DeliverPayload = { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string } | { deliveryId: string; trigger: "REPLAY" };
+
+declare global {
+  namespace GraphileWorker {
+    interface Tasks {
+      [FAN_OUT_TASK]: FanOutPayload;
+      [DELIVER_TASK]: DeliverPayload;
+    }
+  }
+}
+
+/** One live scheduled job per delivery; a replay has its own key so it never displaces the retry chain. */
+export const SCHEDULED_JOB_KEY_PREFIX = "deliver:";
+export const scheduledJobKey = (deliveryId: string): string => `${SCHEDULED_JOB_KEY_PREFIX}${deliveryId}`;
+export const REPLAY_JOB_KEY_PREFIX = "replay:";
+export const replayJobKey = (deliveryId: string): string => `${REPLAY_JOB_KEY_PREFIX}${deliveryId}`;
+
+export function deliverJobKey(payload: DeliverPayload): string {
+  return payload.trigger === "SCHEDULED" ? scheduledJobKey(payload.deliveryId) : replayJobKey(payload.deliveryId);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function assertFanOutPayload(payload: unknown): FanOutPayload {
+  if (isRecord(payload) && typeof payload.eventId === "string" && isUuid(payload.eventId)) return { eventId: payload.eventId };
+  throw new Error(`${FAN_OUT_TASK}: payload must be { eventId: uuid }, got ${JSON.stringify(payload)}`);
+}
+
+export function assertDeliverPayload(payload: unknown): DeliverPayload {
+  if (isRecord(payload) && typeof payload.deliveryId === "string" && isUuid(payload.deliveryId)) {
+    const { deliveryId, trigger, step, dueAt } = payload;
+    if (trigger === "REPLAY") return { deliveryId, trigger };
+    if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
+      return { deliveryId, trigger, step: step as number, dueAt };
+    }
+  }
+  throw new Error(`${DELIVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);
+}

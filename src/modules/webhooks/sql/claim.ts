@@ -1,0 +1,59 @@
+import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
+
+/**
+ * Claiming a delivery attempt, and what happens when the claim finds nothing to do: the attempt path's
+ * statements, run on the raw pool (src/modules/webhooks/attempt.ts). The named one is prepared once per connection; the
+ * others are sent as text with their values, as they always were.
+ */
+
+/**
+ * Claims an attempt and returns everything it needs to send (`Claimed` in attempt.ts), in one round trip: a
+ * conditional UPDATE ... FROM four tables returning joined columns and an aggregate, which Prisma's update (its
+ * own model's columns, conditions on its own row) cannot express. The scheduled claim
+ * succeeds once per due time: it stamps lastAttemptAt, and another claim for the same dueAt only passes once that
+ * stamp is older than the lease (the worker that made it died). Replays and tests are extra attempts and claim
+ * unconditionally (their stamp can hold back an overdue scheduled attempt for one lease). INACTIVE endpoints are
+ * never claimed. Claims and records commit asynchronously (ASYNC_COMMIT): the job's completion, committed after
+ * them, flushes them; losing them in a database crash re-runs the attempt. Prepared once per connection.
+ * $1 delivery id, $2 the scheduled attempt's due time (null for a replay or test), $3 the lease in ms,
+ * $4 how many scheduled attempts a chain has.
+ */
+export const WEBHOOK_CLAIM = {
+  name: "webhook_claim",
+  text: `
+update "WebhookDelivery" d set "lastAttemptAt" = now(), "updatedAt" = now()
+from "WebhookEndpoint" e, "Event" ev, "Store" s, ${ASYNC_COMMIT}
+where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."storeId"
+  and e.status <> 'INACTIVE'
+  and ($2::timestamptz is null or (
+    d.status in ('PENDING', 'FAILED') and d."nextAttemptAt" = $2::timestamptz
+    and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
+returning d."eventId", d."endpointId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
+  case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
+  ev.data, ev."createdAt" as "eventCreatedAt", s.code as "tenantId", s.environment,
+  case when $2::timestamptz is null then (
+    select count(*) filter (where a.trigger = 'SCHEDULED') >= $4::int and not coalesce(bool_or(a.succeeded), false)
+    from "WebhookAttempt" a where a."deliveryId" = d.id
+  ) else false end as "chainExhausted"`,
+} as const;
+
+/**
+ * Why a claim found nothing: the delivery's state and its endpoint's status (the rare path, so a second statement).
+ * Plain SQL on the raw pool like the rest of the attempt path (a Prisma read could say the same). $1 delivery id.
+ */
+export const DELIVERY_STATE = `select d.status, d."nextAttemptAt", d."lastAttemptAt", e.status as "endpointStatus"
+     from "WebhookDelivery" d join "WebhookEndpoint" e on e.id = d."endpointId" where d.id = $1`;
+
+/**
+ * Ends the retry chain of a delivery whose endpoint is INACTIVE, unless it was rescheduled meanwhile (the
+ * condition on nextAttemptAt). On the raw pool like the rest of the attempt path (Prisma's updateMany could say
+ * the same). $1 delivery id, $2 the due time the chain was at, $3 lastError.
+ */
+export const END_CHAIN = `update "WebhookDelivery" set status = 'FAILED', "nextAttemptAt" = null, "lastError" = $3, "updatedAt" = now()
+         where id = $1 and "nextAttemptAt" = $2::timestamptz`;
+
+/**
+ * Fails a replay whose endpoint was disabled after it was requested, only while it is still PENDING. On the raw
+ * pool like the rest of the attempt path (Prisma's updateMany could say the same). $1 delivery id, $2 lastError.
+ */
+export const FAIL_REPLAY = `update "WebhookDelivery" set status = 'FAILED', "lastError" = $2, "updatedAt" = now() where id = $1 and status = 'PENDING'`;

@@ -1,0 +1,83 @@
+import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
+
+/**
+ * Records every attempt that ended in the same tick in one statement, prepared once per connection (planning
+ * these CTEs costs more than running them): each delivery's new state, its attempt row, its endpoint's health
+ * and its next scheduled job commit together. $1 is a JSON array of RecordRow (attempt.ts; a delivery appears once per batch),
+ * $2 the deliver task, $3 the deliveries' ids, $4 their endpoints' ids.
+ * An endpoint's row is shared by all its deliveries, so it is written once per batch, and a batch of successes
+ * only writes it when something changes (or lastSuccessAt is over a second old) to keep it from being a hot row;
+ * within one batch a success outweighs failures (the endpoint answered).
+ * Row locks are taken up front in one order, whatever plan PostgreSQL picks: the endpoints to write, by id, then
+ * the deliveries, by id. Updating rows in the order a plan meets them deadlocked concurrent batches (each batch
+ * meets shared endpoints in table order, which changes as rows are rewritten, and its deliveries in input order).
+ * Endpoints come first as for deleting an endpoint, which locks it and then its deliveries. Each row names its
+ * delivery's endpoint as the claim read it (it never changes), so finding them costs no extra read.
+ *
+ * Plain SQL because Prisma can express none of it in one statement: row locks in a chosen order (FOR NO KEY
+ * UPDATE), updates and an insert across three tables for a whole batch of rows, and graphile_worker.add_job.
+ */
+export const WEBHOOK_RECORD = {
+  name: "webhook_record",
+  text: `
+with input as (
+  select * from jsonb_to_recordset($1::jsonb) as i(
+    ord int, id uuid, endpoint_id uuid, status "WebhookDeliveryStatus", http_status int, last_error text, duration_ms int, next text, delay_ms int,
+    trigger "WebhookAttemptTrigger", succeeded boolean, error text, headers jsonb, body text, excerpt text, started_at timestamptz,
+    dead_letter boolean, next_step int, job_key text)
+), outcome as (
+  select endpoint_id as id, bool_or(succeeded) as ok, count(*) filter (where not succeeded) as failures, bool_or(dead_letter) as dead
+  from input group by endpoint_id
+), endpoint_lock as (
+  -- $4 repeats the endpoints' ids as an array, for the same reason as $3 (below).
+  select e.id from "WebhookEndpoint" e join outcome o on o.id = e.id
+  where e.id = any($4::uuid[])
+    and (not o.ok or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
+  order by e.id
+  for no key update of e
+), delivery_lock as (
+  -- The condition on endpoint_lock is always true: it is evaluated once, before the first delivery is locked.
+  -- $3 repeats the ids as an array: the planner cannot see how few rows jsonb_to_recordset yields (it assumes
+  -- 100), and without it chose to scan the whole table for a batch of one (3 ms instead of 0.1 ms).
+  select d.id from "WebhookDelivery" d
+  where d.id = any($3::uuid[]) and (select count(*) from endpoint_lock) >= 0
+  order by d.id
+  for no key update of d
+), delivery as (
+  update "WebhookDelivery" d set
+    status = i.status,
+    attempts = d.attempts + 1,
+    "httpStatus" = i.http_status,
+    "lastError" = i.last_error,
+    "requestDurationMs" = i.duration_ms,
+    "nextAttemptAt" = case i.next when 'schedule' then now() + i.delay_ms * interval '1 millisecond' when 'clear' then null else d."nextAttemptAt" end,
+    "updatedAt" = now()
+  from input i, delivery_lock l, ${ASYNC_COMMIT}
+  where d.id = i.id and d.id = l.id
+  returning d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
+    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at
+), attempt as (
+  insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "responseExcerpt", "startedAt")
+  select gen_random_uuid(), d.id, d.attempts, d.trigger, d.succeeded, d.http_status, d.duration_ms, d.error, d.headers, d.body, d.excerpt, d.started_at
+  from delivery d
+), endpoint as (
+  update "WebhookEndpoint" e set
+    "failureCount" = case when o.ok then 0 else e."failureCount" + o.failures end,
+    "lastSuccessAt" = case when o.ok then now() else e."lastSuccessAt" end,
+    status = case
+      when o.ok and e.status = 'FAILED' then 'ACTIVE'::"WebhookEndpointStatus"
+      when not o.ok and o.dead and e.status = 'ACTIVE' then 'FAILED'::"WebhookEndpointStatus"
+      else e.status end,
+    "updatedAt" = now()
+  from outcome o, endpoint_lock l
+  where e.id = o.id and e.id = l.id and e.id = any($4::uuid[])
+)
+select d.ord, d.attempts,
+  case when d.next = 'schedule' then (graphile_worker.add_job(
+    $2::text,
+    json_build_object('deliveryId', d.id, 'trigger', 'SCHEDULED', 'step', d.next_step, 'dueAt', d."nextAttemptAt"),
+    run_at := d."nextAttemptAt",
+    job_key := d.job_key
+  )).id end as "jobId"
+from delivery d`,
+} as const;

@@ -1,0 +1,85 @@
+import { forbidden } from "../errors.js";
+import type { Environment, Prisma } from "../db/prisma.js";
+import type { PartnerPrincipal } from "./principal.js";
+import type { PartnerClaims } from "./tokens.js";
+
+/**
+ * The grant rule: an Application reaches a store only through a Grant that is ACTIVE, while the Application is
+ * ACTIVE, with the store and the Application in one environment (for a token, the token's environment). It decides
+ * who gets a token, who may use one, and whose webhook endpoints receive a store's events. Its forms are side by
+ * side here, in TypeScript (`admitGrant`), in SQL (`grantAdmitsSql` for the rate limiter's admission statement,
+ * `grantActiveSql` for the webhook fan-out) and as a Prisma filter (`issuableGrants`); change them together.
+ */
+
+/** What the admission statement reads of a token's grant (src/platform/ratelimit/limiter.ts, `takeForGrant`). */
+export interface GrantView {
+  applicationId: string;
+  applicationStatus: string;
+  appEnvironment: Environment;
+  storeId: string;
+  storeEnvironment: Environment;
+  grantStatus: string;
+}
+
+/**
+ * Whether the grant lets these claims in: it exists and is active, its Application is active, and both the store
+ * and the Application belong to the token's environment.
+ */
+export function admitGrant(claims: PartnerClaims, grant: GrantView | null): PartnerPrincipal {
+  if (grant?.grantStatus !== "ACTIVE") throw forbidden("The store has revoked this Application's access.");
+  if (grant.applicationStatus !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
+  if (grant.storeEnvironment !== claims.environment || grant.appEnvironment !== claims.environment) {
+    throw forbidden(`A ${claims.environment} token cannot reach this store.`);
+  }
+  return { kind: "partner", applicationId: grant.applicationId, storeId: grant.storeId, ...claims };
+}
+
+/** SQL expressions for the columns the rule reads, as the statement using it names them. */
+export interface GrantStatusColumns {
+  grantStatus: string;
+  applicationStatus: string;
+}
+export interface GrantColumns extends GrantStatusColumns {
+  appEnvironment: string;
+  storeEnvironment: string;
+}
+
+/**
+ * The rule where no token is involved (the webhook fan-out): the grant and its Application are active. The
+ * environments need no comparison there: a Grant is only ever created between a store and an Application of one
+ * environment (createGrant), and neither's environment changes. Comparing them anyway would let the planner of the
+ * prepared fan-out hash-join every Application by environment instead of reading the endpoint's by its key.
+ */
+export function grantActiveSql(c: GrantStatusColumns): string {
+  return `${c.grantStatus} = 'ACTIVE' AND ${c.applicationStatus} = 'ACTIVE'`;
+}
+
+/** The rule for a token, as an SQL condition; `tokenEnvironment` is the parameter holding the token's environment. */
+export function grantAdmitsSql(c: GrantColumns, tokenEnvironment: string): string {
+  return `${grantActiveSql(c)} AND ${c.appEnvironment} = ${tokenEnvironment} AND ${c.storeEnvironment} = ${tokenEnvironment}`;
+}
+
+/**
+ * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, and the condition of `admitGrant` on
+ * it, for SQL. `$client` and `$store` are the statement's parameter references, `$env` the token's environment.
+ */
+export function grantSql(params: { client: string; store: string; env: string }): { select: string; grantAdmits: string } {
+  return {
+    select: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
+        s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
+      FROM "Grant" g JOIN "Application" a ON a.id = g."applicationId" JOIN "Store" s ON s.id = g."storeId"
+      WHERE a."clientId" = ${params.client} AND s.code = ${params.store}`,
+    grantAdmits: grantAdmitsSql(
+      { grantStatus: '"grantStatus"', applicationStatus: '"applicationStatus"', appEnvironment: '"appEnvironment"', storeEnvironment: '"storeEnvironment"' },
+      params.env,
+    ),
+  };
+}
+
+/**
+ * The grants a token may be issued for, of an Application the caller found ACTIVE (it answers a disabled one with
+ * its own error first): active, on a store of the Application's environment.
+ */
+export function issuableGrants(app: { id: string; environment: Environment }): Prisma.GrantWhereInput {
+  return { applicationId: app.id, status: "ACTIVE", store: { environment: app.environment } };
+}

@@ -1,0 +1,56 @@
+import { Ajv } from "ajv";
+import type { Violation } from "./errors.js";
+import { addFormats } from "./ajv-formats.js";
+
+/**
+ * What the database can hold, as rules both doors (REST validation and GraphQL) apply to client input, so
+ * a value it cannot store is the client's 400 rather than a database error: PostgreSQL text has no NUL and
+ * its UTF-8 cannot encode a lone UTF-16 surrogate (which JSON's "\ud800" escape can carry), timestamps are
+ * kept to years 1 to 9999, and money is int4 cents.
+ */
+
+/** With the `u` flag a surrogate pair is one code point, so the class matches only an unpaired surrogate. */
+const UNSTORABLE_TEXT = /[\0\u{D800}-\u{DFFF}]/u;
+
+export const isStorableText = (text: string): boolean => !UNSTORABLE_TEXT.test(text);
+
+/** Every string in `value` (object keys included) that cannot be stored, named by its path: `items[3].notes`. */
+export function unstorableText(value: unknown, path = ""): Violation[] {
+  const field = path || "body";
+  if (typeof value === "string") {
+    return isStorableText(value) ? [] : [{ field, code: "INVALID_CHARACTER", message: `${field} contains a NUL character or an unpaired surrogate` }];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => unstorableText(item, `${path}[${i}]`));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([key, item]) => {
+    const at = path ? `${path}.${key}` : key;
+    return isStorableText(key)
+      ? unstorableText(item, at)
+      : [{ field: at, code: "INVALID_CHARACTER", message: "a field name contains a NUL character or an unpaired surrogate" }];
+  });
+}
+
+export const MIN_YEAR = 1;
+export const MAX_YEAR = 9999;
+
+/** What an instant a client sends must be, as error messages state it after "must be". */
+export const INSTANT_RULE = `an ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z) in years ${MIN_YEAR} to ${MAX_YEAR}`;
+
+/** RFC 3339 as ajv-formats checks it (a full date, a time and a zone); the validators' own Ajv instances use parseInstant. */
+const rfc3339DateTime = addFormats(new Ajv()).compile({ type: "string", format: "date-time" });
+
+/**
+ * The one parser of an ISO 8601 instant (REST's `date-time` format, GraphQL's DateTime, job payloads): RFC 3339
+ * with a zone, in years 1 to 9999 in UTC, the time zone it is stored in. RFC 3339 also admits year 0000 and a
+ * leap second (23:59:60), which neither a JS Date nor the database holds. Null when the text is not one.
+ */
+export function parseInstant(text: string): Date | null {
+  if (!rfc3339DateTime(text)) return null;
+  const date = new Date(text);
+  const year = date.getUTCFullYear();
+  return !Number.isNaN(date.getTime()) && year >= MIN_YEAR && year <= MAX_YEAR ? date : null;
+}
+
+/** Money columns are int4 cents: the largest amount an order, an item or a payment can hold is 21,474,836.47. */
+export const MAX_AMOUNT_CENTS = 2_147_483_647;
+export const MAX_AMOUNT = MAX_AMOUNT_CENTS / 100;

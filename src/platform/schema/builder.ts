@@ -1,0 +1,71 @@
+import SchemaBuilder from "@pothos/core";
+import PrismaPlugin from "@pothos/plugin-prisma";
+import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
+import { GraphQLError } from "graphql";
+import type PrismaTypes from "../../generated/pothos-types.js";
+import { getDatamodel } from "../../generated/pothos-types.js";
+import type { Scope } from "../auth/scopes.js";
+import { ApiError, insufficientScope } from "../errors.js";
+import { INSTANT_RULE, parseInstant } from "../input.js";
+import type { Context } from "./context.js";
+
+/**
+ * Pothos loads relations a query did not select through model delegates of its client, which must be the
+ * request's transaction when there is one (its rows are not visible elsewhere yet). Pothos types its client
+ * as having `$connect`, which a transaction client has not; it never calls it.
+ */
+function pothosClient(ctx: Context): { $connect: () => Promise<void> } {
+  const tx = ctx.transaction;
+  if (!tx) return ctx.services.db;
+  return new Proxy({ $connect: () => Promise.resolve() }, { get: (target, key) => (key === "$connect" ? target.$connect : Reflect.get(tx, key)) });
+}
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  AuthScopes: { admin: boolean; partner: boolean; scope: Scope; anyScope: Scope[]; sandbox: boolean };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
+  };
+  DefaultFieldNullability: false;
+}>({
+  defaultFieldNullability: false,
+  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  prisma: { client: pothosClient, dmmf: getDatamodel(), exposeDescriptions: false, filterConnectionTotalCount: true },
+  scopeAuth: {
+    authScopes: (ctx) => ({
+      admin: ctx.principal.kind === "admin",
+      partner: ctx.principal.kind === "partner",
+      sandbox: ctx.principal.kind === "partner" && ctx.principal.environment === "SANDBOX",
+      scope: (scope) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(scope),
+      anyScope: (scopes) => ctx.principal.kind === "partner" && scopes.some((s) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(s)),
+    }),
+    // Maps a failed scope check to the problem codes REST uses: 401 UNAUTHORIZED, 403 INSUFFICIENT_SCOPE or FORBIDDEN.
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      if (ctx.principal.kind === "anonymous") return new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <token>.");
+      const failure = result.failure;
+      const isScope = (f: typeof failure) => f.kind === "AuthScope" && (f.scope === "scope" || f.scope === "anyScope");
+      const scope = "failures" in failure ? failure.failures.find(isScope) : failure;
+      if (scope && scope.kind === "AuthScope" && isScope(scope)) {
+        return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.join(" or ") : String(scope.parameter));
+      }
+      return new ApiError("FORBIDDEN", "This credential may not use this field.");
+    },
+  },
+});
+
+builder.scalarType("DateTime", {
+  description: "ISO 8601 UTC timestamp with milliseconds",
+  serialize: (value) => (value as Date).toISOString(),
+  parseValue: (value) => {
+    const date = typeof value === "string" ? parseInstant(value) : null;
+    if (!date) throw new GraphQLError(`DateTime must be ${INSTANT_RULE}`);
+    return date;
+  },
+});
+
+builder.scalarType("JSON", { serialize: (v) => v, parseValue: (v) => v });
+
+builder.queryType({});
+builder.mutationType({});

@@ -1,0 +1,39 @@
+import type { ObjectRef } from "@pothos/core";
+import { builder } from "./builder.js";
+import type { Page, Pagination } from "./pagination.js";
+import { invalidRequest } from "../errors.js";
+import { isUuid } from "../uuid.js";
+
+/** Pieces every read domain shares: money, uuid arguments and the `{ data, pagination }` page type. */
+
+/** Money is stored in integer cents and rendered as a JSON number with at most two decimals (1999 → 19.99). */
+export const money = (cents: number): number => cents / 100;
+
+/**
+ * GraphQL callers skip the REST path validator, and PostgreSQL rejects a malformed uuid with an error
+ * of its own: check it first so both doors answer 400 INVALID_REQUEST.
+ */
+export function requireUuid(value: string | number, field = "id"): string {
+  const id = String(value);
+  if (!isUuid(id)) throw invalidRequest(`${field} must be a uuid.`, [{ field, code: "INVALID_FORMAT", message: `${field} must be a uuid` }]);
+  return id;
+}
+
+export const PaginationRef = builder.objectRef<Pagination>("Pagination").implement({
+  description: "Keyset pagination: pass nextCursor (or cursor, the same value) back as `cursor` for the next page.",
+  fields: (t) => ({
+    hasMore: t.exposeBoolean("hasMore"),
+    cursor: t.exposeString("cursor", { nullable: true, description: "Id of the last returned item; null on the last page." }),
+    nextCursor: t.exposeString("nextCursor", { nullable: true, description: "Same value as cursor (both published names)." }),
+  }),
+});
+
+/** A page wrapper type `<Name> { data: [Item!]! pagination: Pagination! }`, the shape of every REST list. */
+export function pageType<Shape extends { id: string }>(name: string, item: ObjectRef<(typeof builder)["$inferSchemaTypes"], Shape>) {
+  return builder.objectRef<Page<Shape>>(name).implement({
+    fields: (t) => ({
+      data: t.field({ type: [item], resolve: (page) => page.data }),
+      pagination: t.field({ type: PaginationRef, resolve: (page) => page.pagination }),
+    }),
+  });
+}

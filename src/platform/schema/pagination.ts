@@ -1,0 +1,84 @@
+import { invalidRequest } from "../errors.js";
+import { isUuid } from "../uuid.js";
+
+/** Keyset pagination: the cursor is the last item's id; the page never uses OFFSET. */
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface SortKey<Field extends string = string> {
+  field: Field;
+  direction: "asc" | "desc";
+}
+
+export interface Pagination {
+  hasMore: boolean;
+  cursor: string | null;
+  nextCursor: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  pagination: Pagination;
+}
+
+/**
+ * Builds the Prisma `where` that selects rows strictly after `cursorRow` in `sort` order:
+ * a >= x AND ((a > x) OR (a = x AND b > y) OR ...) — the expanded form of a row comparison. The leading
+ * `a >= x` is implied by the OR, but only it can bound the index scan: without it PostgreSQL walks the sort index
+ * from the first row of the tenant and filters, so a page 500,000 rows deep read 500,000 index entries.
+ */
+export function afterCursor(sort: SortKey[], cursorRow: Record<string, unknown>): Record<string, unknown> {
+  const or = sort.map((key, i) => {
+    const clause: Record<string, unknown> = {};
+    for (const prev of sort.slice(0, i)) clause[prev.field] = cursorRow[prev.field];
+    clause[key.field] = { [key.direction === "asc" ? "gt" : "lt"]: cursorRow[key.field] };
+    return clause;
+  });
+  const [lead] = sort;
+  return { AND: [{ [lead.field]: { [lead.direction === "asc" ? "gte" : "lte"]: cursorRow[lead.field] } }, { OR: or }] };
+}
+
+export function orderByOf(sort: SortKey[]): Record<string, "asc" | "desc">[] {
+  return sort.map((k) => ({ [k.field]: k.direction }));
+}
+
+/** Checks page arguments that bypass the REST validators (GraphQL callers). */
+export function checkLimit(limit: number | null | undefined): number {
+  const value = limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
+    throw invalidRequest(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`, [
+      { field: "limit", code: "OUT_OF_RANGE", message: `limit must be an integer from 1 to ${MAX_PAGE_SIZE}` },
+    ]);
+  }
+  return value;
+}
+
+/**
+ * Fetches one page. `findCursor` must look the cursor up within the caller's tenant (a cursor from another
+ * store is simply unknown); `findMany` receives the keyset condition and `take` = limit + 1 to learn hasMore.
+ */
+export async function paginate<T extends { id: string }>(opts: {
+  limit: number | null | undefined;
+  cursor: string | null | undefined;
+  sort: SortKey[];
+  findCursor: (id: string) => Promise<Record<string, unknown> | null>;
+  findMany: (args: { after: Record<string, unknown> | undefined; orderBy: Record<string, "asc" | "desc">[]; take: number }) => Promise<T[]>;
+}): Promise<Page<T>> {
+  const limit = checkLimit(opts.limit);
+  let after: Record<string, unknown> | undefined;
+  if (opts.cursor) {
+    const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
+    if (!row) {
+      throw invalidRequest("The cursor is not one this list returned. Pass pagination.nextCursor from the previous page unchanged.", [
+        { field: "cursor", code: "INVALID_CURSOR", message: "unknown cursor" },
+      ]);
+    }
+    after = afterCursor(opts.sort, row);
+  }
+  const rows = await opts.findMany({ after, orderBy: orderByOf(opts.sort), take: limit + 1 });
+  const hasMore = rows.length > limit;
+  const data = hasMore ? rows.slice(0, limit) : rows;
+  const last = hasMore ? data[data.length - 1].id : null;
+  return { data, pagination: { hasMore, cursor: last, nextCursor: last } };
+}

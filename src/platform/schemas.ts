@@ -1,0 +1,64 @@
+import type { JsonSchema } from "./route.js";
+import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "./input.js";
+
+/** JSON Schema building blocks shared by every domain's route schemas. */
+
+export const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: "null" }] });
+
+export const uuid: JsonSchema = { type: "string", format: "uuid" };
+
+export const dateTime: JsonSchema = { type: "string", format: "date-time" };
+
+export const money: JsonSchema = { type: "number", multipleOf: 0.01, description: "Amount with at most two decimals" };
+
+/** The Location header of a 201: the new resource's path, relative to the API's base URL. */
+export const locationHeader = (path: string) => ({
+  Location: { description: `Path of the created resource, ${path}`, schema: { type: "string", format: "uri-reference" } },
+});
+
+// ---- Read API: store, orders, customers, catalog ----
+
+/** Query parameters shared by the lists. Text is coerced ("20" → 20) but never clamped: 0, 101, "abc" are 400. */
+export const limitParam: JsonSchema = { type: "integer", minimum: 1, maximum: 100, default: 20, description: "Page size, 1 to 100 (default 20)" };
+
+export const cursorParam: JsonSchema = { type: "string", minLength: 1, description: "pagination.nextCursor of the previous page (the id of its last item)" };
+
+export const updatedSinceParam: JsonSchema = {
+  type: "string",
+  format: "date-time",
+  description: `ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z), years ${MIN_YEAR} to ${MAX_YEAR}; only items with updatedAt at or after it, oldest change first`,
+};
+
+export const integer: JsonSchema = { type: "integer" };
+
+export const text: JsonSchema = { type: "string" };
+
+export const PaginationSchema: JsonSchema = {
+  type: "object",
+  required: ["hasMore", "cursor", "nextCursor"],
+  properties: {
+    hasMore: { type: "boolean" },
+    cursor: { ...nullable(text), description: "Id of the last returned item; null on the last page" },
+    nextCursor: { ...nullable(text), description: "Same value as cursor (both published names)" },
+  },
+};
+
+/** `{ data: [item], pagination }`, the body of every paginated list. */
+export const pageOf = (item: JsonSchema): JsonSchema => ({
+  type: "object",
+  required: ["data", "pagination"],
+  properties: { data: { type: "array", items: item }, pagination: PaginationSchema },
+});
+
+/* Request bodies. Unknown fields are ignored, so a client may send an item's unitPrice
+   or total: prices always come from the catalog. */
+
+export const shortText = (max: number, description?: string): JsonSchema => ({
+  type: "string",
+  minLength: 1,
+  maxLength: max,
+  ...(description ? { description } : {}),
+});
+
+/** Stored as int4 cents, hence the maximum. */
+export const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01 };
