@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { ApiError, invalidRequest } from "../errors.js";
+import { ApiError, invalidRequest } from "../platform/errors.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** A refused body is still read and dropped up to this size in all, and for this long, before the 413 goes out. */
@@ -16,7 +16,7 @@ async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<s
   if (declaresTooLarge(req, limit)) {
     // A client waiting for 100 Continue sends nothing until it gets an answer: give it one at once.
     const waiting = /100-continue/i.test(req.headers.expect ?? "");
-    throw await refuse(req, limit, 0, !waiting && Number(req.headers["content-length"]) <= DRAIN_MAX_BYTES);
+    throw await refuse(req, limit, 0, waiting ? "awaiting-continue" : Number(req.headers["content-length"]) <= DRAIN_MAX_BYTES ? "drainable" : "too-long");
   }
   // Events rather than `for await`: leaving that loop early destroys the request, and its socket with it.
   return new Promise((resolve, reject) => {
@@ -26,7 +26,7 @@ async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<s
       size += chunk.length;
       if (size <= limit) return void chunks.push(chunk);
       stop();
-      void refuse(req, limit, size, true).then(reject);
+      void refuse(req, limit, size, "drainable").then(reject);
     };
     const onEnd = () => {
       stop();
@@ -62,16 +62,47 @@ export function requestBody(req: IncomingMessage): Promise<string> {
   return body;
 }
 
+/** How long a connection whose refused body is still arriving stays open, reading, after its 413 went out. */
+export const LINGER_MS = 1_000;
+
 /**
  * The 413 for a body over the limit, made once the rest of the body has been read and dropped. Clients are usually
  * still sending: answering and closing with their data unread makes the kernel reset the connection, and they see
- * EPIPE or ECONNRESET instead of the answer. A body that is not `drainable` (declared longer than DRAIN_MAX_BYTES, or
- * held back by a client awaiting 100 Continue), or that runs past DRAIN_MAX_BYTES or DRAIN_TIMEOUT_MS, is answered at
- * once and its connection closed.
+ * EPIPE or ECONNRESET instead of the answer. A body too long to drain (declared longer than DRAIN_MAX_BYTES, or
+ * running past it or DRAIN_TIMEOUT_MS) is answered at once, and its connection closed only after a lingering read
+ * (as nginx does) so the answer reaches the client before the reset. A client awaiting 100 Continue has sent no
+ * body: its connection closes with the answer.
  */
-async function refuse(req: IncomingMessage, limit: number, received: number, drainable: boolean): Promise<ApiError> {
-  const drained = drainable && (await discardRest(req, received));
-  return new ApiError("PAYLOAD_TOO_LARGE", `Request bodies are limited to ${limit} bytes.`, undefined, drained ? undefined : { connection: "close" });
+async function refuse(req: IncomingMessage, limit: number, received: number, body: "drainable" | "too-long" | "awaiting-continue"): Promise<ApiError> {
+  const drained = body === "drainable" && (await discardRest(req, received));
+  if (!drained && body !== "awaiting-continue") lingerThenClose(req);
+  return new ApiError(
+    "PAYLOAD_TOO_LARGE",
+    `Request bodies are limited to ${limit} bytes.`,
+    undefined,
+    body === "awaiting-continue" ? { connection: "close" } : undefined,
+  );
+}
+
+/**
+ * Keeps reading (and dropping) the refused body for LINGER_MS, at most DRAIN_MAX_BYTES more (past that the request
+ * is paused, so TCP flow control holds the client back), then closes the connection; a body that ends meanwhile
+ * leaves the connection open for the next request.
+ */
+function lingerThenClose(req: IncomingMessage): void {
+  let read = 0;
+  const onData = (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > DRAIN_MAX_BYTES) req.pause();
+  };
+  const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+  const stop = () => {
+    clearTimeout(timer);
+    req.off("data", onData);
+  };
+  req.on("data", onData);
+  req.once("end", stop);
+  req.socket.once("close", stop);
 }
 
 /** Drops the rest of the body; true once it has ended within the drain bounds. */
