@@ -6,6 +6,7 @@ import { emitEvent } from "../../src/modules/events/outbox.js";
 import type { EventType } from "../../src/modules/events/types.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startWorker } from "../../workers/runner.js";
+import { Webhook } from "standardwebhooks";
 import { signatureParts, startReceiver, verifySignature, waitFor, type Receiver } from "./receiver.js";
 
 /** Delivery end to end: real worker, real receiver on 127.0.0.1, a 50 ms retry schedule and a 500 ms timeout. */
@@ -96,6 +97,12 @@ describe("a successful delivery", () => {
     expect(Math.abs(t - req.at / 1000)).toBeLessThan(5);
     expect(verifySignature(header, req.body, endpoint.secret, t + 300)).toBe(true);
     expect(verifySignature(header, req.body, endpoint.secret, t + 301)).toBe(false);
+
+    // Standard Webhooks: the official library verifies the delivery with the secret as the partner received it.
+    expect(req.headers["webhook-id"]).toBe(event.id);
+    expect(req.headers["webhook-timestamp"]).toBe(String(t));
+    expect(new Webhook(endpoint.secret).verify(req.body, req.headers as Record<string, string>)).toEqual(envelope);
+    expect(() => new Webhook(endpoint.secret).verify(`${req.body} `, req.headers as Record<string, string>)).toThrow();
 
     expect(delivery).toMatchObject({ attempts: 1, httpStatus: 200, lastError: null, nextAttemptAt: null });
     expect(delivery.requestDurationMs).toBeGreaterThanOrEqual(0);
@@ -298,7 +305,7 @@ describe("test events and secret rotation", () => {
       { token: tenant.token },
     );
     expect(rotated.status).toBe(200);
-    expect(rotated.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(rotated.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(rotated.body.secret).not.toBe(endpoint.secret);
     expect(rotated.body.secretPrefix).toBe(rotated.body.secret.slice(0, 12));
     const overlap = Date.parse(rotated.body.previousSecretExpiresAt) - Date.now();
@@ -315,6 +322,10 @@ describe("test events and secret rotation", () => {
     expect(signatureParts(header).v1).toHaveLength(2);
     expect(verifySignature(header, req.body, rotated.body.secret)).toBe(true);
     expect(verifySignature(header, req.body, endpoint.secret)).toBe(true);
+    const standardHeaders = req.headers as Record<string, string>;
+    expect(standardHeaders["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(new Webhook(rotated.body.secret).verify(req.body, standardHeaders)).toBeTruthy();
+    expect(new Webhook(endpoint.secret).verify(req.body, standardHeaders)).toBeTruthy();
 
     // Once the overlap is over only the new secret signs.
     await app.services.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { previousSecretExpiresAt: new Date(Date.now() - 1000) } });

@@ -77,7 +77,7 @@ describe("endpoint management", () => {
     expect(Object.keys(created.body).sort()).toEqual(["events", "id", "message", "secret", "secretPrefix", "url"]);
     const { id, secret } = created.body as { id: string; secret: string };
     expect(created.body).toMatchObject({ url, events: ["order.created", "order.cancelled"], secretPrefix: secret.slice(0, 12) });
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(secret.slice(6), "base64url")).toHaveLength(32);
 
     const row = await app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id } });

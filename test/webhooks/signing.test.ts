@@ -2,6 +2,8 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { generateWebhookSecret, secretPrefix } from "../../src/modules/webhooks/secret.js";
 import { signatureHeader } from "../../src/modules/webhooks/signing.js";
+import { deliveryHeaders } from "../../src/modules/webhooks/message.js";
+import { Webhook } from "standardwebhooks";
 
 const TOLERANCE_SECONDS = 300;
 
@@ -106,10 +108,10 @@ describe("signatureHeader", () => {
 });
 
 describe("generateWebhookSecret / secretPrefix", () => {
-  it("is whsec_ + 32 random bytes as unpadded base64url", () => {
+  it("is whsec_ + 32 random bytes in standard base64", () => {
     const secret = generateWebhookSecret();
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    expect(Buffer.from(secret.slice("whsec_".length), "base64url")).toHaveLength(32);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(secret.slice("whsec_".length), "base64")).toHaveLength(32);
   });
 
   it("is unique per call", () => {
@@ -123,5 +125,42 @@ describe("generateWebhookSecret / secretPrefix", () => {
     expect(prefix).toHaveLength(12);
     expect(prefix.startsWith("whsec_")).toBe(true);
     expect(secret.startsWith(prefix)).toBe(true);
+  });
+});
+
+describe("Standard Webhooks headers", () => {
+  const body = '{"eventId":"e1","data":{"total":59.9}}';
+  const headersFor = (secrets: string[], now = new Date()) =>
+    Object.fromEntries(
+      Object.entries(deliveryHeaders({ deliveryId: "d1", eventId: "e1", eventType: "order.created", body, secrets, now })).map(([k, v]) => [
+        k.toLowerCase(),
+        v,
+      ]),
+    );
+
+  it("verify with the official library and the secret as the partner received it; a changed body or another secret does not", () => {
+    const secret = generateWebhookSecret();
+    const headers = headersFor([secret]);
+    expect(headers["webhook-id"]).toBe("e1");
+    expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook(secret).verify(body.replace("59.9", "5.99"), headers)).toThrow();
+    expect(() => new Webhook(generateWebhookSecret()).verify(body, headers)).toThrow();
+    // A stale timestamp is refused by the library's tolerance (5 minutes).
+    expect(() => new Webhook(secret).verify(body, headersFor([secret], new Date(Date.now() - 600_000)))).toThrow();
+  });
+
+  it("carry both signatures during a rotation, and none for a secret made before secrets were standard base64", () => {
+    const [current, previous] = [generateWebhookSecret(), generateWebhookSecret()];
+    const both = headersFor([current, previous]);
+    expect(both["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(new Webhook(current).verify(body, both)).toBeTruthy();
+    expect(new Webhook(previous).verify(body, both)).toBeTruthy();
+
+    const legacy = `whsec_${Buffer.alloc(32, 7).toString("base64url")}`;
+    expect(headersFor([legacy])).not.toHaveProperty("webhook-signature");
+    const rotated = headersFor([current, legacy]);
+    expect(rotated["webhook-signature"].split(" ")).toHaveLength(1);
+    expect(new Webhook(current).verify(body, rotated)).toBeTruthy();
+    expect(rotated["x-service-signature"].split(",v1=")).toHaveLength(3);
   });
 });

@@ -1,4 +1,4 @@
-import { signatureHeader } from "./signing.js";
+import { signatureHeader, standardSignature } from "./signing.js";
 
 export const USER_AGENT = "PartnerWebhooks/1.0";
 
@@ -23,6 +23,8 @@ export function envelopeBody(event: { id: string; type: string; createdAt: Date;
 /**
  * Headers of one attempt. The signature is computed per attempt, so a retry hours later still
  * carries a fresh timestamp inside the receivers' tolerance. `secrets` is [current] or [current, previous].
+ * Besides our own X-Service-* headers, the Standard Webhooks ones (`webhook-id` is the eventId), so the official
+ * Standard Webhooks libraries verify a delivery with the secret as the partner received it.
  */
 export function deliveryHeaders(opts: {
   deliveryId: string;
@@ -33,6 +35,7 @@ export function deliveryHeaders(opts: {
   now?: Date;
 }): Record<string, string> {
   const t = Math.floor((opts.now ?? new Date()).getTime() / 1000);
+  const standard = standardSignature(opts.secrets, opts.eventId, t, opts.body);
   return {
     "Content-Type": "application/json",
     "User-Agent": USER_AGENT,
@@ -40,5 +43,6 @@ export function deliveryHeaders(opts: {
     "X-Service-Event-Type": opts.eventType,
     "X-Service-Delivery-Id": opts.deliveryId,
     "X-Service-Signature": signatureHeader(opts.secrets, t, opts.body),
+    ...(standard ? { "webhook-id": opts.eventId, "webhook-timestamp": String(t), "webhook-signature": standard } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { standardWebhooksKey } from "./secret.js";
 
 /**
  * Hex HMAC-SHA256 of `${t}.${rawBody}`, keyed with the full secret string
@@ -28,4 +29,16 @@ export function signatureHeader(secrets: readonly string[], timestampSeconds: nu
     parts.push(`v1=${computeSignature(secret, timestampSeconds, rawBody)}`);
   }
   return parts.join(",");
+}
+
+/**
+ * The Standard Webhooks `webhook-signature` value: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` per secret
+ * that has a Standard Webhooks key, space-separated (both during a rotation overlap); null when none has one.
+ */
+export function standardSignature(secrets: readonly string[], id: string, timestampSeconds: number, rawBody: string): string | null {
+  const signatures = secrets
+    .map(standardWebhooksKey)
+    .filter((key): key is Buffer => key !== null)
+    .map((key) => `v1,${createHmac("sha256", key).update(`${id}.${timestampSeconds}.${rawBody}`, "utf8").digest("base64")}`);
+  return signatures.length > 0 ? signatures.join(" ") : null;
 }
