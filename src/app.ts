@@ -5,6 +5,8 @@ import { startEmbeddedPostgres } from "./platform/db/embedded.js";
 import { migrate } from "./platform/db/migrate.js";
 import { createPrisma, type Db } from "./platform/db/prisma.js";
 import { createPool } from "./platform/db/pool.js";
+import { Notifications } from "./platform/db/notifications.js";
+import { STORE_EVENTS_CHANNEL } from "./modules/events/feed.js";
 import { SecretBox } from "./platform/crypto/encryption.js";
 import { KeyRing } from "./platform/auth/keys.js";
 import { resolveIssuer } from "./platform/auth/issuer.js";
@@ -40,11 +42,13 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const box = new SecretBox(await masterKey(config, db));
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
-  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db) };
+  const storeEvents = new Notifications(database.url, STORE_EVENTS_CHANNEL, log);
+  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents };
   return {
     services,
     databaseUrl: database.url,
     async close() {
+      await storeEvents.close();
       await db.$disconnect();
       await database.stop();
     },

@@ -38,6 +38,8 @@ async function main(): Promise<void> {
       log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "shutdown timed out");
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+    // Live event streams never finish on their own: end them so the server can drain.
+    await services.storeEvents.close();
     await Promise.all([server && drainServer(server, config.SHUTDOWN_TIMEOUT_MS), worker?.stop()]);
     await started.close();
     log.info("stopped");

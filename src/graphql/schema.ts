@@ -6,5 +6,6 @@ import "../modules/customers/graphql.js";
 import "../modules/catalog/graphql.js";
 import "../modules/sandbox/graphql.js";
 import "../modules/webhooks/graphql.js";
+import "../modules/events/graphql.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

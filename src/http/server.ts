@@ -68,15 +68,18 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
    * Runs a request that needs the database under the admission limit, once its body has arrived; health,
    * readiness and metrics stay outside it.
    */
-  async function admitted(req: IncomingMessage, res: ServerResponse, handle: () => Promise<void>): Promise<void> {
+  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: () => Promise<T>): Promise<T> {
     if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
     const leave = await admission.enter(res);
     try {
-      await handle();
+      return await handle();
     } finally {
       leave();
     }
   }
+
+  /** Live subscriptions hold no admission slot while they stream (they would hold it for hours): they have their own cap. */
+  let streams = 0;
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
     const method = req.method ?? "GET";
@@ -118,13 +121,29 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
         return;
       }
-      return admitted(req, res, async () => {
+      const authenticate = async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
         // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text.
         if (method === "POST") Object.assign(req, { body: await requestBody(req) });
+        return principal;
+      };
+      if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+        return admitted(req, res, async () => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId }));
+      }
+      const principal = await admitted(req, res, authenticate);
+      if (streams >= config.GRAPHQL_MAX_STREAMS) {
+        throw new ApiError("SERVICE_UNAVAILABLE", `This process serves ${config.GRAPHQL_MAX_STREAMS} live subscriptions already; retry shortly.`, undefined, {
+          "retry-after": "5",
+        });
+      }
+      streams++;
+      try {
         await yoga.handle(req, res, { principal, requestId: pctx.requestId });
-      });
+      } finally {
+        streams--;
+      }
+      return;
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {

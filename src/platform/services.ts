@@ -4,6 +4,7 @@ import type { Logger } from "./log.js";
 import type { Db } from "./db/prisma.js";
 import type { SecretBox } from "./crypto/encryption.js";
 import type { KeyRing } from "./auth/keys.js";
+import type { Notifications } from "./db/notifications.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -16,4 +17,6 @@ export interface Services {
   keys: KeyRing;
   /** The `iss` of access tokens, the same for every process of the deployment. */
   issuer: string;
+  /** Wakes live event readers when a store's events commit (one LISTEN connection, opened on first use). */
+  storeEvents: Notifications;
 }

@@ -27,6 +27,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
+    SafeInt: { Input: number; Output: number };
   };
   DefaultFieldNullability: false;
 }>({
@@ -67,5 +68,15 @@ builder.scalarType("DateTime", {
 
 builder.scalarType("JSON", { serialize: (v) => v, parseValue: (v) => v });
 
+builder.scalarType("SafeInt", {
+  description: "An integer from 0 to 2^53 − 1, as a JSON number (GraphQL's Int stops at 2^31 − 1)",
+  serialize: (value) => Number(value),
+  parseValue: (value) => {
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new GraphQLError("SafeInt must be an integer from 0 to 2^53 − 1");
+    return value;
+  },
+});
+
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

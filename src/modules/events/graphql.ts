@@ -1,0 +1,89 @@
+import { Repeater } from "graphql-yoga";
+import { builder } from "../../platform/schema/builder.js";
+import type { Context } from "../../platform/schema/context.js";
+import { ApiError, invalidRequest } from "../../platform/errors.js";
+import { isUuid } from "../../platform/uuid.js";
+import { EVENT_SCOPES, EVENT_TYPES, isEventType } from "./types.js";
+import { type FeedEnvelope, followEvents } from "./feed.js";
+
+const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
+  description: "One event as webhooks deliver it (same eventId), with its place in the store's sequence.",
+  fields: (t) => ({
+    eventId: t.exposeID("eventId"),
+    eventType: t.exposeString("eventType"),
+    timestamp: t.exposeString("timestamp", { description: "When the event was recorded, ISO 8601 UTC" }),
+    tenantId: t.exposeString("tenantId", { description: "The store's code" }),
+    sequence: t.field({
+      type: "SafeInt",
+      description: "Per store, strictly increasing in commit order; pass the last one seen as `after` to resume",
+      resolve: (e) => e.sequence,
+    }),
+    data: t.field({ type: "JSON", description: "The event's data, as in the webhook body", resolve: (e) => e.data }),
+  }),
+});
+
+/** The store a subscriber follows: a partner's own (another store's id is NOT_FOUND), any store for administrators. */
+async function storeToFollow(ctx: Context, storeId: string | null | undefined): Promise<string> {
+  const { principal } = ctx;
+  if (principal.kind === "partner") {
+    if (storeId != null && storeId !== principal.storeId) throw new ApiError("NOT_FOUND", `No store ${storeId}.`);
+    return principal.storeId;
+  }
+  if (storeId == null) throw invalidRequest("storeId is required for administrators.", [{ field: "storeId", code: "REQUIRED", message: "required" }]);
+  const store = isUuid(storeId) ? await ctx.db.store.findUnique({ where: { id: storeId }, select: { id: true } }) : null;
+  if (!store) throw new ApiError("NOT_FOUND", `No store ${storeId}.`);
+  return store.id;
+}
+
+/** The event types a subscriber gets: those asked for (default all), less those the partner's scopes do not cover. */
+function typesToFollow(ctx: Context, asked: readonly string[] | null | undefined): string[] {
+  const unknown = (asked ?? []).filter((t) => !isEventType(t));
+  if (unknown.length) {
+    throw invalidRequest(`Unknown event type ${unknown.join(", ")}; use one of ${EVENT_TYPES.join(", ")}.`, [
+      { field: "types", code: "INVALID_VALUE", message: `unknown event type ${unknown.join(", ")}` },
+    ]);
+  }
+  const { principal } = ctx;
+  return EVENT_TYPES.filter((t) => (asked ? asked.includes(t) : true) && (principal.kind !== "partner" || principal.scopes.has(EVENT_SCOPES[t])));
+}
+
+function parseAfter(after: string | null | undefined): bigint | null {
+  if (after == null) return null;
+  if (!/^\d{1,16}$/.test(after)) {
+    throw invalidRequest("after must be a sequence number.", [
+      { field: "after", code: "INVALID_FORMAT", message: "must be the sequence of the last event seen" },
+    ]);
+  }
+  return BigInt(after);
+}
+
+builder.subscriptionField("storeEvents", (t) =>
+  t.field({
+    type: StoreEvent,
+    description:
+      "The store's events as they commit, in sequence order (over Server-Sent Events: POST /graphql with Accept: text/event-stream). " +
+      "Pass the last sequence seen as `after` to resume without a gap; without it, events from now on. Partners follow their own " +
+      "store and get only the types their scopes allow; administrators name the store.",
+    authScopes: { admin: true, partner: true },
+    args: {
+      storeId: t.arg.id({ description: "Required for administrators; a partner's own store by default" }),
+      types: t.arg.stringList({ description: "Only these event types (default: all the credential may read)" }),
+      after: t.arg.string({ description: "The sequence of the last event seen" }),
+    },
+    subscribe: async (_root, args, ctx) => {
+      const storeId = await storeToFollow(ctx, args.storeId == null ? null : String(args.storeId));
+      const types = typesToFollow(ctx, args.types);
+      const after = parseAfter(args.after);
+      const { db, storeEvents } = ctx.services;
+      // A Repeater, not the generator itself: its stop fires when the client goes away, even while the
+      // generator waits for the next event, and aborting that wait ends the generator.
+      return new Repeater<FeedEnvelope>(async (push, stop) => {
+        const controller = new AbortController();
+        void stop.then(() => controller.abort());
+        for await (const event of followEvents(db, storeEvents, storeId, { after, types, signal: controller.signal })) await push(event);
+        stop();
+      });
+    },
+    resolve: (event) => event,
+  }),
+);
