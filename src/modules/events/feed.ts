@@ -1,4 +1,4 @@
-import type { Db } from "../../platform/db/prisma.js";
+import type { Db, Tx } from "../../platform/db/prisma.js";
 import type { Notifications } from "../../platform/db/notifications.js";
 
 /** The envelope of one event as every reader gets it: the webhook body's fields plus the store's sequence number. */
@@ -19,25 +19,53 @@ const PAGE = 100;
 const POLL_MS = 15_000;
 
 /** The store's events after `after` (a sequence number), oldest first, only of `types`. */
-export async function readEvents(db: Db, storeId: string, opts: { after: bigint; types: readonly string[]; limit: number }): Promise<FeedEnvelope[]> {
+export async function readEvents(db: Tx, storeId: string, opts: { after: bigint; types: readonly string[]; limit: number }): Promise<FeedEnvelope[]> {
   const rows = await db.event.findMany({
     where: { storeId, sequence: { gt: opts.after }, type: { in: [...opts.types] } },
     orderBy: { sequence: "asc" },
     take: opts.limit,
     select: { id: true, type: true, createdAt: true, data: true, sequence: true, store: { select: { code: true } } },
   });
-  return rows.map((r) => ({
-    eventId: r.id,
-    eventType: r.type,
-    timestamp: r.createdAt.toISOString(),
-    tenantId: r.store.code,
-    sequence: Number(r.sequence),
-    data: r.data,
-  }));
+  return rows.map(envelopeOf);
 }
 
+export interface FeedPage {
+  data: FeedEnvelope[];
+  pagination: { hasMore: boolean; cursor: string; nextCursor: string };
+}
+
+/**
+ * One page of the feed. Unlike the other lists the cursor is never null: on the last page it is the last event's
+ * sequence (or `after` when the page is empty), so a reader tails the feed by passing it back.
+ */
+export async function feedPage(db: Tx, storeId: string, opts: { after: bigint; types: readonly string[]; limit: number }): Promise<FeedPage> {
+  const rows = await readEvents(db, storeId, { ...opts, limit: opts.limit + 1 });
+  const hasMore = rows.length > opts.limit;
+  const data = hasMore ? rows.slice(0, opts.limit) : rows;
+  const cursor = String(data.length > 0 ? data[data.length - 1].sequence : opts.after);
+  return { data, pagination: { hasMore, cursor, nextCursor: cursor } };
+}
+
+/** One event of the store, if its type is among `types`. */
+export async function readEvent(db: Tx, storeId: string, eventId: string, types: readonly string[]): Promise<FeedEnvelope | null> {
+  const row = await db.event.findFirst({
+    where: { id: eventId, storeId, type: { in: [...types] } },
+    select: { id: true, type: true, createdAt: true, data: true, sequence: true, store: { select: { code: true } } },
+  });
+  return row ? envelopeOf(row) : null;
+}
+
+const envelopeOf = (r: { id: string; type: string; createdAt: Date; data: unknown; sequence: bigint; store: { code: string } }): FeedEnvelope => ({
+  eventId: r.id,
+  eventType: r.type,
+  timestamp: r.createdAt.toISOString(),
+  tenantId: r.store.code,
+  sequence: Number(r.sequence),
+  data: r.data,
+});
+
 /** The last sequence number the store has drawn (0 before its first event). */
-export async function lastSequence(db: Db, storeId: string): Promise<bigint> {
+export async function lastSequence(db: Tx, storeId: string): Promise<bigint> {
   const row = await db.storeEventSequence.findUnique({ where: { storeId }, select: { last: true } });
   return row?.last ?? 0n;
 }

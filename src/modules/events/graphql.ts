@@ -4,7 +4,10 @@ import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { isUuid } from "../../platform/uuid.js";
 import { EVENT_SCOPES, EVENT_TYPES, isEventType } from "./types.js";
-import { type FeedEnvelope, followEvents } from "./feed.js";
+import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
+import { PaginationRef } from "../../platform/schema/fields.js";
+import { checkLimit } from "../../platform/schema/pagination.js";
+import { tenantOf } from "../../platform/schema/context.js";
 
 const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
   description: "One event as webhooks deliver it (same eventId), with its place in the store's sequence.",
@@ -19,6 +22,14 @@ const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
       resolve: (e) => e.sequence,
     }),
     data: t.field({ type: "JSON", description: "The event's data, as in the webhook body", resolve: (e) => e.data }),
+  }),
+});
+
+const EventPage = builder.objectRef<FeedPage>("EventPage").implement({
+  description: "A page of the event feed. pagination.nextCursor is never null: pass it back as `after` to read on.",
+  fields: (t) => ({
+    data: t.field({ type: [StoreEvent], resolve: (page) => page.data }),
+    pagination: t.field({ type: PaginationRef, resolve: (page) => page.pagination }),
   }),
 });
 
@@ -87,3 +98,35 @@ builder.subscriptionField("storeEvents", (t) =>
     resolve: (event) => event,
   }),
 );
+
+builder.queryFields((t) => ({
+  events: t.field({
+    type: EventPage,
+    description:
+      "The store's events, oldest first, as webhooks deliver them (same eventIds), each with its sequence. Types the token's " +
+      "scopes do not cover are left out. Kept EVENT_RETENTION_DAYS days.",
+    authScopes: { partner: true },
+    args: {
+      after: t.arg.string({ description: "pagination.nextCursor of the previous page (a sequence); from the first kept event without it" }),
+      types: t.arg.stringList({ description: "Only these event types" }),
+      limit: t.arg.int({ description: "Page size, 1 to 100 (default 20)" }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      return feedPage(ctx.db, storeId, { after: parseAfter(args.after) ?? 0n, types: typesToFollow(ctx, args.types), limit: checkLimit(args.limit) });
+    },
+  }),
+  event: t.field({
+    type: StoreEvent,
+    description: "One event of the store, by eventId.",
+    authScopes: { partner: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (_root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      const id = String(args.id);
+      const event = isUuid(id) ? await readEvent(ctx.db, storeId, id, typesToFollow(ctx, null)) : null;
+      if (!event) throw new ApiError("NOT_FOUND", `No event ${id}.`);
+      return event;
+    },
+  }),
+}));

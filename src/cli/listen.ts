@@ -1,0 +1,146 @@
+import { randomUUID } from "node:crypto";
+import { parseArgs } from "node:util";
+import { generateWebhookSecret } from "../modules/webhooks/secret.js";
+import { deliveryHeaders } from "../modules/webhooks/message.js";
+
+/**
+ * `listen`: local development without a tunnel. Reads the store's event feed (GET /public/v1/events) with the
+ * partner's own credentials and POSTs each event, signed as a webhook delivery is, to a local URL. It runs on the
+ * developer's machine, so the forward target may be 127.0.0.1 and needs no private-network exception.
+ */
+
+const USAGE = `Usage: listen --base-url <url> --client-id <id> --client-secret <secret> --forward-to <url> [options]
+
+Reads the event feed of the store your credentials are granted on and forwards every event to --forward-to,
+signed as a webhook delivery (X-Service-Signature and the Standard Webhooks headers).
+
+Options:
+  --types <a,b,...>      only these event types (default: every type your scopes allow)
+  --after <sequence>     start after this sequence (default: from now on; 0 replays every kept event)
+  --secret <whsec_...>   sign with this secret (default: a new one, printed at start)
+  --interval <ms>        how often to look for new events when caught up (default 1000)
+  --once                 forward what is there, then exit
+  --help                 this text
+`;
+
+interface Envelope {
+  eventId: string;
+  eventType: string;
+  sequence: number;
+}
+
+interface FeedPage {
+  data: Envelope[];
+  pagination: { hasMore: boolean; nextCursor: string };
+}
+
+class UsageError extends Error {}
+
+function option(values: Record<string, string | boolean | undefined>, name: string): string {
+  const v = values[name];
+  if (typeof v !== "string" || v === "") throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+/** A partner token, renewed a minute before it expires. */
+function tokenSource(baseUrl: string, clientId: string, clientSecret: string): () => Promise<string> {
+  let token = "";
+  let renewAt = 0;
+  return async () => {
+    if (Date.now() < renewAt) return token;
+    const res = await fetch(`${baseUrl}/partner/auth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }),
+    });
+    const body = (await res.json()) as { access_token?: string; expires_in?: number; detail?: string };
+    if (res.status !== 200 || !body.access_token) throw new Error(`token request failed (${res.status}): ${body.detail ?? JSON.stringify(body)}`);
+    token = body.access_token;
+    renewAt = Date.now() + Math.max(0, (body.expires_in ?? 60) - 60) * 1000;
+    return token;
+  };
+}
+
+async function readPage(baseUrl: string, token: string, after: string, types: string | undefined): Promise<FeedPage> {
+  const query = new URLSearchParams({ after, limit: "100", ...(types ? { types } : {}) });
+  const res = await fetch(`${baseUrl}/public/v1/events?${query}`, { headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`GET /public/v1/events answered ${res.status}: ${await res.text()}`);
+  return (await res.json()) as FeedPage;
+}
+
+async function forward(target: string, event: Envelope, secret: string): Promise<string> {
+  const body = JSON.stringify(event);
+  const headers = deliveryHeaders({ deliveryId: randomUUID(), eventId: event.eventId, eventType: event.eventType, body, secrets: [secret] });
+  const started = Date.now();
+  try {
+    const res = await fetch(target, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(10_000) });
+    await res.arrayBuffer();
+    return `${res.status} (${Date.now() - started} ms)`;
+  } catch (err) {
+    return `failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      "base-url": { type: "string" },
+      "client-id": { type: "string" },
+      "client-secret": { type: "string" },
+      "forward-to": { type: "string" },
+      types: { type: "string" },
+      after: { type: "string" },
+      secret: { type: "string" },
+      interval: { type: "string" },
+      once: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const baseUrl = option(values, "base-url").replace(/\/$/, "");
+  const target = option(values, "forward-to");
+  const token = tokenSource(baseUrl, option(values, "client-id"), option(values, "client-secret"));
+  const interval = Number(values.interval ?? 1000);
+  if (!Number.isInteger(interval) || interval < 50) throw new UsageError("--interval must be an integer of at least 50 (ms)");
+  if (values.after !== undefined && !/^\d+$/.test(values.after)) throw new UsageError("--after must be a sequence number");
+  const secret = values.secret ?? generateWebhookSecret();
+  if (!values.secret) process.stdout.write(`Signing with ${secret} (pass --secret to choose one)\n`);
+
+  let cursor = values.after;
+  if (cursor === undefined) {
+    // From now on: skip what the feed already holds.
+    cursor = "0";
+    for (let page = await readPage(baseUrl, await token(), cursor, values.types); ; page = await readPage(baseUrl, await token(), cursor, values.types)) {
+      cursor = page.pagination.nextCursor;
+      if (!page.pagination.hasMore) break;
+    }
+  }
+  process.stdout.write(`Forwarding events after ${cursor} to ${target}\n`);
+  let stopping = false;
+  process.on("SIGINT", () => {
+    stopping = true;
+  });
+  while (!stopping) {
+    const page = await readPage(baseUrl, await token(), cursor, values.types);
+    for (const event of page.data) {
+      process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${await forward(target, event, secret)}\n`);
+    }
+    cursor = page.pagination.nextCursor;
+    if (page.pagination.hasMore) continue;
+    if (values.once) break;
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+main().catch((e: unknown) => {
+  if (e instanceof UsageError || (e instanceof TypeError && "code" in e && String(e.code).startsWith("ERR_PARSE_ARGS"))) {
+    process.stderr.write(`${e.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  process.stderr.write(`listen: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});
