@@ -5,6 +5,7 @@ import { flushCatalogChanges } from "./tasks/flush-catalog-changes.js";
 import { cleanupRateLimits } from "./tasks/cleanup-rate-limits.js";
 import { fanOutEvent } from "./tasks/fan-out-event.js";
 import { deliverWebhook } from "./tasks/deliver-webhook.js";
+import { cleanupEvents } from "./tasks/cleanup-events.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
@@ -14,7 +15,8 @@ export function taskList(services: Services): TaskList {
     cleanup_rate_limits: cleanupRateLimits(services),
     fan_out_event: fanOutEvent(services),
     deliver_webhook: deliverWebhook(services),
+    cleanup_events: cleanupEvents(services),
   };
 }
 
-export const CRONTAB = ["0 * * * * cleanup_idempotency_keys ?max=1", "*/5 * * * * cleanup_rate_limits ?max=1"].join("\n");
+export const CRONTAB = ["0 * * * * cleanup_idempotency_keys ?max=1", "*/5 * * * * cleanup_rate_limits ?max=1", "30 * * * * cleanup_events ?max=1"].join("\n");

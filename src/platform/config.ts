@@ -109,6 +109,7 @@ const envSchema = z
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
     GRAPHQL_MAX_COST: positiveInt.default(5000),
     GRAPHQL_MAX_STREAMS: positiveInt.default(1000),
+    EVENT_RETENTION_DAYS: positiveInt.default(30),
     /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
     /** A client that has not sent all its headers after this long gets 408 and a closed connection (default 15000). */

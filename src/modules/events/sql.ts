@@ -7,3 +7,16 @@ import { Prisma } from "../../platform/db/prisma.js";
  */
 export const enqueueFanOut = (task: string, eventId: string) =>
   Prisma.sql`select graphile_worker.add_job(${task}, json_build_object('eventId', ${eventId}::text), job_key := ${`fan_out:${eventId}`})`;
+
+/**
+ * Deletes up to $2 events recorded before $1, with their deliveries and attempts (foreign keys cascade), except
+ * events with an attempt still scheduled. Plain SQL for the batch bound: Prisma's deleteMany takes no LIMIT, and
+ * one unbounded DELETE of a month of events would hold its locks and its WAL in one transaction.
+ */
+export const DELETE_EXPIRED_EVENTS = `with expired as (
+  select e.id from "Event" e
+  where e."createdAt" < $1
+    and not exists (select 1 from "WebhookDelivery" d where d."eventId" = e.id and d."nextAttemptAt" is not null)
+  limit $2
+)
+delete from "Event" where id in (select id from expired)`;

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Event_createdAt_idx" ON "Event"("createdAt");
+

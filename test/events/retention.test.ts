@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { createTenant, type Tenant } from "../helpers/tenants.js";
+import { removeExpiredEvents } from "../../workers/tasks/cleanup-events.js";
+
+let app: TestApp;
+let t: Tenant;
+
+beforeAll(async () => {
+  app = await startTestApp({ EVENT_RETENTION_DAYS: "30" });
+  t = await createTenant(app);
+});
+
+afterAll(async () => {
+  await app?.close();
+});
+
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000);
+
+it("removes events past EVENT_RETENTION_DAYS with their deliveries, keeping newer ones and any with an attempt still scheduled", async () => {
+  const { db } = app.services;
+  const event = (createdAt: Date) =>
+    db.event.create({ data: { storeId: t.storeId, type: "store.updated", data: { storeId: t.storeId, changed: ["name"] }, createdAt } });
+  const expired = await event(daysAgo(31));
+  const recent = await event(daysAgo(29));
+  const scheduled = await event(daysAgo(40));
+  const application = await db.application.findUniqueOrThrow({ where: { clientId: t.clientId } });
+  const endpoint = await db.webhookEndpoint.create({
+    data: {
+      storeId: t.storeId,
+      applicationId: application.id,
+      url: "https://example.com/hooks",
+      events: ["store.updated"],
+      secretCiphertext: "x",
+      secretPrefix: "whsec_x",
+    },
+  });
+  const delivery = (eventId: string, nextAttemptAt: Date | null) =>
+    db.webhookDelivery.create({
+      data: { eventId, endpointId: endpoint.id, applicationId: application.id, storeId: t.storeId, eventType: "store.updated", nextAttemptAt },
+    });
+  const gone = await delivery(expired.id, null);
+  await delivery(scheduled.id, new Date(Date.now() + 60_000));
+
+  expect(await removeExpiredEvents(app.services)).toBe(1);
+
+  const left = await db.event.findMany({ where: { storeId: t.storeId }, select: { id: true } });
+  expect(left.map((e) => e.id).sort()).toEqual([recent.id, scheduled.id].sort());
+  expect(await db.webhookDelivery.findUnique({ where: { id: gone.id } })).toBeNull();
+});

@@ -1,0 +1,28 @@
+import type { Task } from "graphile-worker";
+import type { Services } from "../../src/platform/services.js";
+import { DELETE_EXPIRED_EVENTS } from "../../src/modules/events/sql.js";
+
+const BATCH = 1000;
+
+/**
+ * Removes events (and their delivery log) past EVENT_RETENTION_DAYS, in batches, so the event feed and the
+ * deliveries list keep what they promise and no more. Scheduled hourly by crontab; any worker may run it.
+ */
+export function cleanupEvents(services: Services): Task {
+  return async () => {
+    await removeExpiredEvents(services);
+  };
+}
+
+/** One sweep; the number of events removed. */
+export async function removeExpiredEvents(services: Services): Promise<number> {
+  const before = new Date(Date.now() - services.config.EVENT_RETENTION_DAYS * 86_400_000);
+  let total = 0;
+  for (;;) {
+    const { rowCount } = await services.pool.query(DELETE_EXPIRED_EVENTS, [before, BATCH]);
+    total += rowCount ?? 0;
+    if ((rowCount ?? 0) < BATCH) break;
+  }
+  if (total > 0) services.log.info({ count: total, before }, "expired events removed");
+  return total;
+}
