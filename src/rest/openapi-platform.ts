@@ -1,7 +1,6 @@
 import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
 import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
-import { EVENT_SCOPES, EVENT_TYPES, TEST_EVENT_TYPE, type EventType } from "../modules/events/types.js";
-import { ORDER_STATUSES, ORDER_TYPES } from "../modules/orders/lifecycle.js";
+import { DELIVERED_EVENTS } from "../modules/events/types.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
 import type { JsonSchema } from "../platform/route.js";
@@ -270,86 +269,6 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
   },
 ];
 
-/** The `data` of each event: every field the emitting code puts in it, each one required. */
-const orderChange = (status: string, extra: Record<string, JsonSchema> = {}): JsonSchema => ({
-  type: "object",
-  required: ["orderId", "status", ...Object.keys(extra)],
-  properties: { orderId: { type: "string", format: "uuid" }, status: { type: "string", enum: [status] }, ...extra },
-});
-
-const customerFields: Record<string, JsonSchema> = {
-  customerId: { type: "string", format: "uuid" },
-  name: { type: "string" },
-  phone: { anyOf: [{ type: "string" }, { type: "null" }] },
-};
-
-/** customer.updated and store.updated name the fields the change set. */
-const changedFields: JsonSchema = { type: "array", items: { type: "string" }, description: "Names of the fields that changed" };
-
-type DeliveredEvent = EventType | typeof TEST_EVENT_TYPE;
-const DELIVERED_EVENTS: DeliveredEvent[] = [...EVENT_TYPES, TEST_EVENT_TYPE];
-
-export const EVENT_DATA: Record<DeliveredEvent, { emitted: string; data: JsonSchema }> = {
-  "order.created": {
-    emitted: "A new order is registered (also by the sandbox scenarios).",
-    data: {
-      type: "object",
-      required: ["orderId", "orderNumber", "total", "type", "status"],
-      properties: {
-        orderId: { type: "string", format: "uuid" },
-        orderNumber: { type: "integer", description: "Per-store sequence" },
-        total: { type: "number" },
-        type: { type: "string", enum: [...ORDER_TYPES] },
-        status: { type: "string", enum: [...ORDER_STATUSES] },
-      },
-    },
-  },
-  "order.confirmed": { emitted: "PENDING → CONFIRMED.", data: orderChange("CONFIRMED") },
-  "order.preparing": { emitted: "CONFIRMED → PREPARING.", data: orderChange("PREPARING") },
-  "order.ready": { emitted: "CONFIRMED or PREPARING → READY.", data: orderChange("READY") },
-  "order.dispatched": { emitted: "READY → DISPATCHED (DELIVERY orders).", data: orderChange("DISPATCHED") },
-  "order.delivered": { emitted: "→ DELIVERED (terminal).", data: orderChange("DELIVERED") },
-  "order.cancelled": { emitted: "Any non-terminal status → CANCELLED (terminal).", data: orderChange("CANCELLED", { reason: { type: "string" } }) },
-  "order.completed": { emitted: "Right after `order.delivered`, when an order reaches DELIVERED.", data: orderChange("DELIVERED") },
-  "customer.created": {
-    emitted: "A new customer is created (e.g. with a first order).",
-    data: { type: "object", required: Object.keys(customerFields), properties: customerFields },
-  },
-  "customer.updated": {
-    emitted: "A customer's name, phone or email changes.",
-    data: {
-      type: "object",
-      required: [...Object.keys(customerFields), "email", "changed"],
-      properties: { ...customerFields, email: { anyOf: [{ type: "string" }, { type: "null" }] }, changed: changedFields },
-    },
-  },
-  "catalog.updated": {
-    emitted:
-      "A product is paused or resumed (`PATCH /public/v1/catalog/products/{id}/status`); changes within a window (default 5 s) become one event per product and action.",
-    data: {
-      type: "object",
-      required: ["action", "itemId", "itemType"],
-      properties: {
-        action: {
-          type: "string",
-          enum: ["product.paused", "product.activated"],
-          description: "`product.paused` when the product was paused (isActive false), `product.activated` when it was resumed",
-        },
-        itemId: { type: "string", format: "uuid", description: "Id of the product" },
-        itemType: { type: "string", enum: ["product"], description: "What kind of item changed: always `product`" },
-      },
-    },
-  },
-  "store.updated": {
-    emitted: "The store profile changes.",
-    data: { type: "object", required: ["storeId", "changed"], properties: { storeId: { type: "string", format: "uuid" }, changed: changedFields } },
-  },
-  [TEST_EVENT_TYPE]: {
-    emitted: "On demand, by `POST /public/v1/webhooks/{id}/test`. Not subscribable.",
-    data: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
-  },
-};
-
 const pascal = (s: string) => s.replace(/(^|[._-])(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase());
 
 export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
@@ -360,7 +279,7 @@ export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
  */
 export function eventSchemas(): Record<string, JsonSchema> {
   const schemas: Record<string, JsonSchema> = {};
-  for (const type of DELIVERED_EVENTS) {
+  for (const [type, event] of Object.entries(DELIVERED_EVENTS)) {
     schemas[eventSchemaName(type)] = {
       type: "object",
       description: `The \`${type}\` webhook body. \`eventId\` is the deduplication key and stays the same on every attempt and replay.`,
@@ -370,7 +289,7 @@ export function eventSchemas(): Record<string, JsonSchema> {
         eventType: { type: "string", enum: [type] },
         timestamp: { type: "string", format: "date-time", description: "When the event happened (ISO 8601 UTC)" },
         tenantId: { type: "string", description: "The store code (the token's tenant_id)" },
-        data: EVENT_DATA[type].data,
+        data: event.data,
       },
     };
   }
@@ -401,14 +320,13 @@ const DELIVERY_HEADERS: JsonSchema[] = [
 /** OpenAPI 3.1 `webhooks`: one POST per event type, with the envelope and the delivery headers. */
 export function webhooks(): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {};
-  for (const type of DELIVERED_EVENTS) {
-    const scope = type === TEST_EVENT_TYPE ? "webhooks:manage" : EVENT_SCOPES[type];
+  for (const [type, { scope, emitted }] of Object.entries(DELIVERED_EVENTS)) {
     out[type] = {
       post: {
         operationId: `event${pascal(type)}`,
         tags: ["Webhook events"],
         summary: type,
-        description: `${EVENT_DATA[type].emitted}\n\nSubscribing needs the scope \`${scope}\`.`,
+        description: `${emitted}\n\nSubscribing needs the scope \`${scope}\`.`,
         "x-required-scope": scope,
         security: [],
         parameters: DELIVERY_HEADERS,

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { openPrisma } from "../../src/platform/db/prisma.js";
 import { emitEvent, FAN_OUT_TASK } from "../../src/modules/events/outbox.js";
+import type { EventData } from "../../src/modules/events/types.js";
 
 /** What emitEvent writes, as one statement: the event row and its fan-out job (same payload and job key). */
 const EMIT_SQL = `with ev as (insert into "Event" (id, "storeId", type, data) values (gen_random_uuid(), $1, $2, $3) returning id)
@@ -30,7 +31,7 @@ let close: () => Promise<void>;
 if (process.env.MODE === "events-prisma") {
   const db = openPrisma(process.env.DATABASE_URL ?? "", 10);
   emit = async (i) => {
-    const data = { orderId: randomUUID(), orderNumber: 1000 + i, total: 42.5, type: "DELIVERY", status: "PENDING" };
+    const data: EventData<"order.created"> = { orderId: randomUUID(), orderNumber: 1000 + i, total: 42.5, type: "DELIVERY", status: "PENDING" };
     return (await db.$transaction((tx) => emitEvent(tx, stores[i % stores.length], "order.created", data))).id;
   };
   close = () => db.$disconnect();

@@ -17,7 +17,7 @@ async function jobsFor(eventId: string): Promise<number> {
 }
 
 it("a committed change writes its event and its fan-out job together", async () => {
-  const event = await app.services.db.$transaction((tx) => emitEvent(tx, storeId, "store.updated", { storeId }));
+  const event = await app.services.db.$transaction((tx) => emitEvent(tx, storeId, "store.updated", { storeId, changed: ["name"] }));
   expect(await app.services.db.event.count({ where: { id: event.id } })).toBe(1);
   expect(await jobsFor(event.id)).toBe(1);
 });
@@ -26,7 +26,7 @@ it("a failure after the event insert leaves no event and no job", async () => {
   let eventId = "";
   await expect(
     app.services.db.$transaction(async (tx) => {
-      eventId = (await emitEvent(tx, storeId, "store.updated", { storeId })).id;
+      eventId = (await emitEvent(tx, storeId, "store.updated", { storeId, changed: ["name"] })).id;
       throw new Error("forced failure after the outbox write");
     }),
   ).rejects.toThrow("forced failure");

@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import type { Db, OrderStatus, OrderType, Prisma, Tx } from "../../src/platform/db/prisma.js";
 import type { Address } from "../../src/modules/store/address.js";
+import type { EventData } from "../../src/modules/events/types.js";
 
 /**
  * Test data written straight with Prisma: a store's catalog, customers and orders with every field filled
@@ -347,3 +349,15 @@ export async function createOrder(db: Db, storeId: string, input: OrderInput = {
     });
   });
 }
+
+/** A valid order.created payload, for tests that emit events directly (every event is checked on teardown). */
+export const orderCreatedData = (n = next()): EventData<"order.created"> => ({
+  orderId: randomUUID(),
+  orderNumber: 1000 + n,
+  total: 42.5,
+  type: "DELIVERY",
+  status: "PENDING",
+});
+
+/** A valid customer.created payload, likewise. */
+export const customerCreatedData = (n = next()): EventData<"customer.created"> => ({ customerId: randomUUID(), name: `Customer ${n}`, phone: null });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
+import { orderCreatedData } from "../helpers/fixtures.js";
 import { startWorker } from "../../workers/runner.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startReceiver, waitFor, type Receiver } from "./receiver.js";
@@ -62,7 +63,7 @@ async function emitMany(storeId: string, count: number, into: string[]): Promise
       const ids = await app.services.db.$transaction(
         async (tx) => {
           const out: string[] = [];
-          for (let i = 0; i < 10; i++) out.push((await emitEvent(tx, storeId, "order.created", { orderId: `o-${into.length + i}`, status: "PENDING" })).id);
+          for (let i = 0; i < 10; i++) out.push((await emitEvent(tx, storeId, "order.created", orderCreatedData())).id);
           return out;
         },
         { timeout: 30_000 },

@@ -1,9 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
-import type { EventType } from "../../src/modules/events/types.js";
+import type { EventData, EventType } from "../../src/modules/events/types.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startWorker } from "../../workers/runner.js";
 import { Webhook } from "standardwebhooks";
@@ -30,7 +31,13 @@ afterAll(async () => {
   await app?.close();
 });
 
-const ORDER = { orderId: "5a4c1e2e-9d1b-4f7e-8a51-3b2f0c9d7e61", orderNumber: 1042, total: 59.9, type: "DELIVERY", status: "PENDING" };
+const ORDER: EventData<"order.created"> = {
+  orderId: "5a4c1e2e-9d1b-4f7e-8a51-3b2f0c9d7e61",
+  orderNumber: 1042,
+  total: 59.9,
+  type: "DELIVERY",
+  status: "PENDING",
+};
 
 async function register(path: string, events: string[] = ["order.created"], t: Tenant = tenant): Promise<{ id: string; secret: string }> {
   const res = await call<{ id: string; secret: string }>(app, "POST", "/public/v1/webhooks", { token: t.token, body: { url: receiver.url(path), events } });
@@ -38,7 +45,7 @@ async function register(path: string, events: string[] = ["order.created"], t: T
   return res.body;
 }
 
-function emit(type: EventType = "order.created", data: Record<string, string | number> = ORDER, storeId = tenant.storeId) {
+function emit<T extends EventType>(type: T, data: EventData<T>, storeId = tenant.storeId) {
   return app.services.db.$transaction((tx) => emitEvent(tx, storeId, type, data));
 }
 
@@ -72,7 +79,7 @@ function attemptsOf(deliveryId: string) {
 describe("a successful delivery", () => {
   it("POSTs the signed envelope with the documented headers, and an independent verifier accepts it", async () => {
     const endpoint = await register("/signed");
-    const event = await emit();
+    const event = await emit("order.created", ORDER);
     const delivery = await settles(event.id, endpoint.id, "DELIVERED");
     const [req] = receiver.requests("/signed");
 
@@ -119,7 +126,7 @@ describe("retries", () => {
   it("retries on the schedule until a 2xx: DELIVERED after 3 attempts, same eventId and body every time", async () => {
     receiver.on("/flaky", (_req, n) => (n < 3 ? { status: 500, body: "try later" } : { status: 204 }));
     const endpoint = await register("/flaky");
-    const event = await emit();
+    const event = await emit("order.created", ORDER);
     const delivery = await settles(event.id, endpoint.id, "DELIVERED");
 
     const requests = receiver.requests("/flaky");
@@ -147,7 +154,7 @@ describe("retries", () => {
     let healthy = false;
     receiver.on("/down", () => (healthy ? { status: 200 } : { status: 503, body: "maintenance" }));
     const endpoint = await register("/down");
-    const event = await emit();
+    const event = await emit("order.created", ORDER);
     // Nine retries due 50 ms apart each wait for the worker's next poll (1 s): about 10 s on an idle machine.
     const dead = await settles(event.id, endpoint.id, "DEAD_LETTER", 30_000);
     expect(dead).toMatchObject({ attempts: 10, httpStatus: 503, nextAttemptAt: null, lastError: "HTTP 503: maintenance" });
@@ -183,7 +190,7 @@ describe("retries", () => {
     receiver.on("/moved", (_req, n) => (n === 1 ? { status: 302, headers: { location: receiver.url("/elsewhere") } } : { status: 200 }));
     const slow = await register("/slow");
     const moved = await register("/moved");
-    const event = await emit();
+    const event = await emit("order.created", ORDER);
     const [a, b] = await Promise.all([settles(event.id, slow.id, "DELIVERED"), settles(event.id, moved.id, "DELIVERED")]);
     expect(a.attempts).toBe(2);
     expect(b.attempts).toBe(2);
@@ -198,7 +205,7 @@ describe("who receives nothing", () => {
     const off = await register("/inactive");
     const set = await graphql(app, `mutation($id: ID!) { setWebhookEndpointStatus(id: $id, status: INACTIVE) { id status } }`, { id: off.id });
     expect(set.data).toEqual({ setWebhookEndpointStatus: { id: off.id, status: "INACTIVE" } });
-    const event = await emit();
+    const event = await emit("order.created", ORDER);
     await fannedOut(event.id);
     expect(await deliveryOf(event.id, off.id)).toBeNull();
 
@@ -208,7 +215,7 @@ describe("who receives nothing", () => {
       await app.services.db.webhookEndpoint.update({ where: { id: later.id }, data: { status: "INACTIVE" } });
       return { status: 500 };
     });
-    const second = await emit();
+    const second = await emit("order.created", ORDER);
     const stopped = await waitFor("the retry chain to stop", async () => {
       const d = await deliveryOf(second.id, later.id);
       return d?.lastError === "endpoint inactive" ? d : null;
@@ -240,9 +247,9 @@ describe("who receives nothing", () => {
 
     // All four endpoints' apps are granted on their own stores; emit on the descoped/revoked stores and ours.
     const events = await Promise.all([
-      emit("customer.created", { customerId: "c1", name: "Ana", phone: "+5511999990000" }),
-      emit("customer.created", { customerId: "c2", name: "Bia", phone: "+5511999990001" }, scoped.storeId),
-      emit("customer.created", { customerId: "c3", name: "Caio", phone: "+5511999990002" }, revokedTenant.storeId),
+      emit("customer.created", { customerId: randomUUID(), name: "Ana", phone: "+5511999990000" }),
+      emit("customer.created", { customerId: randomUUID(), name: "Bia", phone: "+5511999990001" }, scoped.storeId),
+      emit("customer.created", { customerId: randomUUID(), name: "Caio", phone: "+5511999990002" }, revokedTenant.storeId),
     ]);
     await Promise.all(events.map((e) => fannedOut(e.id)));
     const deliveries = await app.services.db.webhookDelivery.findMany({ where: { eventId: { in: events.map((e) => e.id) } } });
@@ -260,7 +267,7 @@ describe("who receives nothing", () => {
         throw new Error("the order write failed");
       }),
     ).rejects.toThrow("the order write failed");
-    const committed = await emit();
+    const committed = await emit("order.created", ORDER);
     await settles(committed.id, endpoint.id, "DELIVERED");
     expect(receiver.requests("/rollback").map((r) => r.headers["x-service-event-id"])).toEqual([committed.id]);
     expect(await app.services.db.webhookDelivery.count({ where: { eventId: rolledBack } })).toBe(0);
@@ -315,7 +322,7 @@ describe("test events and secret rotation", () => {
     expect(got.body.secretPrefix).toBe(rotated.body.secretPrefix);
     expect(got.body).not.toHaveProperty("secret");
 
-    const event = await emit();
+    const event = await emit("order.created", ORDER);
     await settles(event.id, endpoint.id, "DELIVERED");
     const [req] = receiver.requests("/rotating");
     const header = req.headers["x-service-signature"] as string;
@@ -329,7 +336,7 @@ describe("test events and secret rotation", () => {
 
     // Once the overlap is over only the new secret signs.
     await app.services.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { previousSecretExpiresAt: new Date(Date.now() - 1000) } });
-    const next = await emit();
+    const next = await emit("order.created", ORDER);
     await settles(next.id, endpoint.id, "DELIVERED");
     const last = receiver.requests("/rotating")[1];
     expect(signatureParts(last.headers["x-service-signature"] as string).v1).toHaveLength(1);
@@ -344,7 +351,7 @@ describe("administrators in GraphQL", () => {
     const a = await register("/admin-a");
     const otherTenant = await createTenant(app);
     const b = await register("/admin-b", ["order.created"], otherTenant);
-    const [ea, eb] = await Promise.all([emit(), emit("order.created", ORDER, otherTenant.storeId)]);
+    const [ea, eb] = await Promise.all([emit("order.created", ORDER), emit("order.created", ORDER, otherTenant.storeId)]);
     const da = await settles(ea.id, a.id, "DELIVERED");
     const db = await settles(eb.id, b.id, "DELIVERED");
 

@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
+import { customerCreatedData, orderCreatedData } from "../helpers/fixtures.js";
 import { fanOutAndClaim, fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import { runAttempt } from "../../src/modules/webhooks/attempt.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
@@ -49,7 +50,9 @@ async function emitAndFanOut(storeId: string, type: "order.created" | "customer.
 
 /** The same, with the first attempts the fan-out hands back (what a worker would run). */
 async function emitAndFanOutWithAttempts(storeId: string, type: "order.created" | "customer.created" = "order.created") {
-  const event = await app.services.db.$transaction((tx) => emitEvent(tx, storeId, type, { orderId: "o-1", status: "PENDING" }));
+  const event = await app.services.db.$transaction((tx) =>
+    type === "order.created" ? emitEvent(tx, storeId, type, orderCreatedData()) : emitEvent(tx, storeId, type, customerCreatedData()),
+  );
   return { eventId: event.id, attempts: await fanOutEvent(app.services.pool, event.id) };
 }
 
@@ -328,7 +331,7 @@ describe("fan-out and attempt claims", () => {
     const t = await createTenant(app);
     const endpoint = await register(t, "/disabled-app");
     await app.services.db.application.update({ where: { clientId: t.clientId }, data: { status: "DISABLED" } });
-    const event = await app.services.db.$transaction((tx) => emitEvent(tx, t.storeId, "order.created", { orderId: "o-1", status: "PENDING" }));
+    const event = await app.services.db.$transaction((tx) => emitEvent(tx, t.storeId, "order.created", orderCreatedData()));
     expect(await fanOutAndClaim(app.services.pool, [event.id])).toEqual([[]]);
     expect(await fanOutEvent(app.services.pool, event.id)).toEqual([]);
     expect(await app.services.db.webhookDelivery.count({ where: { eventId: event.id } })).toBe(0);

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { orderCreatedData } from "../helpers/fixtures.js";
 import { createTenant } from "../helpers/tenants.js";
 import { recordBatch, type RecordRow } from "../../src/modules/webhooks/attempt.js";
 import { DELIVER_TASK, scheduledJobKey } from "../../src/modules/webhooks/jobs.js";
@@ -70,10 +71,10 @@ interface Delivery {
 /** One new delivery, of a new event, to the endpoint. */
 async function delivery(endpointId: string): Promise<Delivery> {
   const { rows } = await db().query<{ id: string }>(
-    `with ev as (insert into "Event" (id, "storeId", type, data) values (gen_random_uuid(), $1, 'order.created', '{}') returning id)
+    `with ev as (insert into "Event" (id, "storeId", type, data) values (gen_random_uuid(), $1, 'order.created', $4) returning id)
      insert into "WebhookDelivery" (id, "eventId", "endpointId", "applicationId", "storeId", "eventType", status, "nextAttemptAt", "updatedAt")
      select gen_random_uuid(), ev.id, $2, $3, $1, 'order.created', 'PENDING', now(), now() from ev returning id`,
-    [storeId, endpointId, applicationId],
+    [storeId, endpointId, applicationId, JSON.stringify(orderCreatedData())],
   );
   return { id: rows[0].id, endpointId };
 }

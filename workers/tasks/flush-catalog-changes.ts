@@ -1,6 +1,7 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../../src/platform/services.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
+import { catalogUpdated } from "../../src/modules/catalog/events.js";
 
 interface FlushPayload {
   storeId: string;
@@ -24,7 +25,7 @@ export function flushCatalogChanges(services: Services): Task {
       const seen = new Map<string, (typeof changes)[number]>();
       for (const c of changes) seen.set(`${c.itemId}\u0000${c.action}`, c);
       for (const c of seen.values()) {
-        await emitEvent(tx, storeId, "catalog.updated", { action: c.action, itemId: c.itemId, itemType: c.itemType });
+        await emitEvent(tx, storeId, "catalog.updated", catalogUpdated(c));
       }
     });
   };

@@ -1,6 +1,7 @@
 import type { Tx } from "../../platform/db/prisma.js";
 import { notFound } from "../../platform/errors.js";
 import { enqueueCatalogFlush } from "./sql.js";
+import type { CatalogUpdated } from "./events.js";
 
 export const FLUSH_CATALOG_TASK = "flush_catalog_changes";
 
@@ -12,9 +13,9 @@ export const FLUSH_CATALOG_TASK = "flush_catalog_changes";
 export async function recordCatalogChange(
   tx: Tx,
   storeId: string,
-  itemType: "product" | "category",
+  itemType: CatalogUpdated["itemType"],
   itemId: string,
-  action: string,
+  action: CatalogUpdated["action"],
   windowMs: number,
 ): Promise<void> {
   await tx.catalogChange.create({ data: { storeId, itemType, itemId, action } });

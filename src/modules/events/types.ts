@@ -1,27 +1,35 @@
+import type { Static } from "@sinclair/typebox";
 import type { Scope } from "../../platform/auth/scopes.js";
+import { CATALOG_EVENTS } from "../catalog/events.js";
+import { CUSTOMER_EVENTS } from "../customers/events.js";
+import { ORDER_EVENTS } from "../orders/events.js";
+import { STORE_EVENTS } from "../store/events.js";
+import { TEST_EVENT } from "../webhooks/events.js";
+import type { EventDeclaration } from "./schema.js";
 
-/** Event types a webhook endpoint can subscribe to, with the read scope needed to subscribe to and receive each. */
-export const EVENT_SCOPES = {
-  "order.created": "orders:read",
-  "order.confirmed": "orders:read",
-  "order.preparing": "orders:read",
-  "order.ready": "orders:read",
-  "order.dispatched": "orders:read",
-  "order.delivered": "orders:read",
-  "order.cancelled": "orders:read",
-  "order.completed": "orders:read",
-  "customer.created": "customers:read",
-  "customer.updated": "customers:read",
-  "catalog.updated": "catalog:read",
-  "store.updated": "merchant:read",
-} as const satisfies Record<string, Scope>;
+/**
+ * The registry of subscribable events, assembled from the declarations beside their emitters
+ * (src/modules/<domain>/events.ts). The domains import only the generic emitEvent and schema helpers from here,
+ * never this file, so the imports stay one-way.
+ */
+export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS } satisfies Record<string, EventDeclaration>;
 
-export type EventType = keyof typeof EVENT_SCOPES;
-export const EVENT_TYPES = Object.keys(EVENT_SCOPES) as EventType[];
+export type EventType = keyof typeof EVENTS;
 
-/** Sent only by the test operation; not subscribable. */
-export const TEST_EVENT_TYPE = "webhook.test";
+/** The `data` an event of this type carries. */
+export type EventData<T extends EventType> = Static<(typeof EVENTS)[T]["data"]>;
 
 export function isEventType(value: string): value is EventType {
-  return Object.hasOwn(EVENT_SCOPES, value);
+  return Object.hasOwn(EVENTS, value);
 }
+
+export const EVENT_TYPES: EventType[] = Object.keys(EVENTS).filter(isEventType);
+
+/** The read scope needed to subscribe to and receive each event type. */
+export const EVENT_SCOPES: Readonly<Record<string, Scope>> = Object.fromEntries(EVENT_TYPES.map((t) => [t, EVENTS[t].scope]));
+
+/** Sent only by the test operation; not subscribable. */
+export const TEST_EVENT_TYPE = TEST_EVENT.type;
+
+/** Every event a webhook endpoint can receive: the subscribable ones and the test event. */
+export const DELIVERED_EVENTS: Record<string, EventDeclaration> = { ...EVENTS, [TEST_EVENT.type]: TEST_EVENT };

@@ -1,6 +1,5 @@
 import type { OrderStatus, OrderType } from "../../platform/db/prisma.js";
 import { unprocessable } from "../../platform/errors.js";
-import type { EventType } from "../events/types.js";
 
 /**
  * The order state machine: PENDING → CONFIRMED → (PREPARING) → READY → DISPATCHED → DELIVERED, PICKUP orders
@@ -50,24 +49,4 @@ export function checkTransition(type: OrderType, from: OrderStatus, to: OrderSta
         ? `The order is ${from}, which is final.`
         : `A ${type} order cannot go from ${from} to ${to}; next allowed: ${allowedNext(type, from).join(", ")}.`;
   throw unprocessable(why, [{ field: "status", code: "INVALID_TRANSITION", message: why, from, to }]);
-}
-
-/** Events a transition emits, in order. Reaching DELIVERED also completes the order. */
-export function eventsFor(to: OrderStatus): EventType[] {
-  switch (to) {
-    case "CONFIRMED":
-      return ["order.confirmed"];
-    case "PREPARING":
-      return ["order.preparing"];
-    case "READY":
-      return ["order.ready"];
-    case "DISPATCHED":
-      return ["order.dispatched"];
-    case "DELIVERED":
-      return ["order.delivered", "order.completed"];
-    case "CANCELLED":
-      return ["order.cancelled"];
-    default:
-      return [];
-  }
 }

@@ -3,7 +3,8 @@ import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
 import { emitEvent } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
-import { checkTransition, eventsFor } from "./lifecycle.js";
+import { checkTransition } from "./lifecycle.js";
+import { statusEvents } from "./events.js";
 import { drawOrderNumber } from "./sql.js";
 import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../../platform/input.js";
 
@@ -235,8 +236,8 @@ export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string
     throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
   }
   await tx.orderStatusHistory.create({ data: { orderId, status: to, reason: reason ?? null, at: now } });
-  for (const type of eventsFor(to)) {
-    await emitEvent(tx, storeId, type, { orderId, status: to, ...(to === "CANCELLED" ? { reason: reason ?? "" } : {}) });
+  for (const event of statusEvents(orderId, to, reason ?? "")) {
+    await emitEvent(tx, storeId, event.type, event.data);
   }
   return order;
 }

@@ -1,4 +1,5 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
+import type { TestEventData } from "./events.js";
 import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
 import type { Tx } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
@@ -62,7 +63,7 @@ export async function sendTestEvent(services: Services, owner: Owner, endpointId
 
   const deliveryId = await services.db.$transaction(async (tx) => {
     const event = await tx.event.create({
-      data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } },
+      data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } satisfies TestEventData },
       select: { id: true },
     });
     const delivery = await tx.webhookDelivery.create({

@@ -1,0 +1,17 @@
+import { Type } from "@sinclair/typebox";
+import { ChangedFields, type EventDeclaration, Uuid } from "../events/schema.js";
+
+const customer = { customerId: Uuid(), name: Type.String(), phone: Type.Union([Type.String(), Type.Null()]) };
+
+export const CUSTOMER_EVENTS = {
+  "customer.created": {
+    scope: "customers:read",
+    emitted: "A new customer is created (e.g. with a first order).",
+    data: Type.Object(customer),
+  },
+  "customer.updated": {
+    scope: "customers:read",
+    emitted: "A customer's name, phone or email changes.",
+    data: Type.Object({ ...customer, email: Type.Union([Type.String(), Type.Null()]), changed: ChangedFields }),
+  },
+} satisfies Record<`customer.${string}`, EventDeclaration>;

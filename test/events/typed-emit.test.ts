@@ -1,0 +1,28 @@
+import { expectTypeOf, it } from "vitest";
+import { emitEvent } from "../../src/modules/events/outbox.js";
+import type { EventData } from "../../src/modules/events/types.js";
+import type { Tx } from "../../src/platform/db/prisma.js";
+
+/**
+ * emitEvent takes only the payload declared for the event type. Checked by `tsc` (npm run typecheck): each
+ * `@ts-expect-error` below fails the typecheck if the call it marks were accepted. Never called.
+ */
+const refusedPayloads = (tx: Tx, storeId: string, orderId: string) => {
+  // @ts-expect-error order.created without orderNumber, total and type
+  void emitEvent(tx, storeId, "order.created", { orderId, status: "PENDING" });
+  // @ts-expect-error a field store.updated does not declare
+  void emitEvent(tx, storeId, "store.updated", { storeId, changed: [], name: "x" });
+  // @ts-expect-error order.confirmed carries status CONFIRMED only
+  void emitEvent(tx, storeId, "order.confirmed", { orderId, status: "READY" });
+  // @ts-expect-error order.cancelled needs its reason
+  void emitEvent(tx, storeId, "order.cancelled", { orderId, status: "CANCELLED" });
+  // @ts-expect-error not an event type
+  void emitEvent(tx, storeId, "order.shipped", { orderId });
+};
+
+it("each event's data type follows its declared schema", () => {
+  expectTypeOf(refusedPayloads).toBeFunction();
+  expectTypeOf<EventData<"order.cancelled">>().toEqualTypeOf<{ orderId: string; status: "CANCELLED"; reason: string }>();
+  expectTypeOf<EventData<"customer.created">>().toEqualTypeOf<{ customerId: string; name: string; phone: string | null }>();
+  expectTypeOf<EventData<"catalog.updated">>().toEqualTypeOf<{ action: "product.paused" | "product.activated"; itemId: string; itemType: "product" }>();
+});

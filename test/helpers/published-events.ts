@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import type { ValidateFunction } from "ajv";
+import pg from "pg";
+import { envelopeBody } from "../../src/modules/webhooks/message.js";
+import type { JsonSchema } from "../../src/platform/route.js";
+import { compileBody } from "../../src/rest/validate.js";
+
+/**
+ * Every event a test file wrote, checked against what the service publishes: the webhook body (envelope and
+ * data) of its type in the checked-in schema/openapi.json, built by the code that builds delivered bodies.
+ * Test databases run it before they are dropped (./database.ts), so a test that makes the service emit an event
+ * its published schema does not describe fails, whichever test it is.
+ */
+
+interface PublishedDocument {
+  webhooks: Record<string, { post: { requestBody: { content: { "application/json": { schema: { $ref: string } } } } } }>;
+  components: { schemas: Record<string, JsonSchema> };
+}
+
+const published: PublishedDocument = JSON.parse(readFileSync(new URL("../../schema/openapi.json", import.meta.url), "utf8"));
+const validators = new Map<string, ValidateFunction>();
+
+function validatorFor(type: string): ValidateFunction | null {
+  const webhook = Object.hasOwn(published.webhooks, type) ? published.webhooks[type] : null;
+  if (!webhook) return null;
+  let validate = validators.get(type);
+  if (!validate) {
+    // The body schema is a $ref to components/schemas; the event schemas hold no further references.
+    const name = webhook.post.requestBody.content["application/json"].schema.$ref.replace("#/components/schemas/", "");
+    validate = compileBody(published.components.schemas[name]);
+    validators.set(type, validate);
+  }
+  return validate;
+}
+
+/** One line per event in the database whose webhook body departs from its published schema. */
+export async function unpublishedEvents(databaseUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; type: string; data: unknown; createdAt: Date; code: string }>(
+      `select e.id, e.type, e.data, e."createdAt", s.code from "Event" e join "Store" s on s.id = e."storeId" order by e."createdAt"`,
+    );
+    return rows.flatMap((row) => {
+      const validate = validatorFor(row.type);
+      if (!validate) return [`${row.type} ${row.id}: no such event in the published webhooks`];
+      if (validate(JSON.parse(envelopeBody(row, row.code)))) return [];
+      const why = validate.errors?.map((e) => `${e.instancePath || "/"} ${e.message}`).join("; ");
+      return [`${row.type} ${row.id} ${JSON.stringify(row.data)}: ${why}`];
+    });
+  } finally {
+    await client.end();
+  }
+}
