@@ -15,6 +15,26 @@ export interface GraphqlServerContext {
   requestId: string;
 }
 
+/** Codes graphql-yoga gives its own refusals of a request; ours (a query limit's INVALID_REQUEST) stay. */
+const YOGA_REQUEST_CODES = new Set<unknown>([undefined, "GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT"]);
+
+/**
+ * A request GraphQL refuses before any resolver runs (a syntax error, an unknown field, a value of the wrong type)
+ * carries INVALID_REQUEST, the code REST answers a malformed request with.
+ */
+function asInvalidRequest(error: GraphQLError): GraphQLError {
+  if (!YOGA_REQUEST_CODES.has(error.extensions.code)) return error;
+  const { nodes, source, positions, path, originalError } = error;
+  return new GraphQLError(error.message, {
+    nodes,
+    source,
+    positions,
+    path,
+    originalError,
+    extensions: { ...error.extensions, code: "INVALID_REQUEST", status: ERROR_CATALOG.INVALID_REQUEST.status },
+  });
+}
+
 /**
  * Turns an error into a GraphQL error whose extensions carry the code and status REST would answer; its headers
  * (Retry-After) go on the HTTP response.
@@ -35,9 +55,20 @@ export function graphqlErrorOf(error: unknown, requestId: string, log: Services[
   }
   // graphql's own errors about the request, including a variable a scalar refused (an Int out of range, a
   // DateTime in year 0), are written for the client.
-  if (error instanceof GraphQLError && original instanceof GraphQLError) return error;
+  if (error instanceof GraphQLError && original instanceof GraphQLError) return asInvalidRequest(error);
   log.error({ err: original, requestId }, "unexpected GraphQL error");
   return new GraphQLError("Unexpected error.", { extensions: { code: "INTERNAL_SERVER_ERROR", requestId } });
+}
+
+/** A document that fails validation (a literal of the wrong type, an unknown field) never reaches maskError. */
+function useInvalidRequestCode(): Plugin {
+  return {
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (result.length > 0) setResult(result.map((e) => (e instanceof GraphQLError ? asInvalidRequest(e) : e)));
+      },
+  };
 }
 
 /** An operation carrying a string the database cannot store never runs: it answers INVALID_REQUEST naming it. */
@@ -71,6 +102,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
       useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
       ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
       useStorableText(services.log),
+      useInvalidRequestCode(),
     ],
   });
 }

@@ -1,5 +1,6 @@
 import type { Scope } from "./auth/scopes.js";
 import type { PartnerPrincipal } from "./auth/principal.js";
+import type { OperationInput } from "./validate.js";
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -39,9 +40,10 @@ export interface RestRoute<TData = Record<string, unknown>> {
   scope: Scope | null;
   /** Only SANDBOX tokens may call it; PRODUCTION tokens get 403 FORBIDDEN. */
   sandboxOnly?: boolean;
-  pathParams?: Record<string, JsonSchema>;
-  query?: { properties: Record<string, JsonSchema>; required?: string[] };
-  body?: JsonSchema;
+  /** The operation's inputs (./validate.ts), which its GraphQL resolver checks with too. */
+  pathParams?: OperationInput;
+  query?: OperationInput;
+  body?: OperationInput;
   /** Whether the route takes Idempotency-Key (default: POST, PUT and PATCH do). */
   acceptsIdempotencyKey?: boolean;
   document: string;

@@ -1,5 +1,7 @@
 import type { JsonSchema } from "./route.js";
 import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "./input.js";
+import { definePath, defineQuery } from "./validate.js";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./schema/pagination.js";
 
 /** JSON Schema building blocks shared by every domain's route schemas. */
 
@@ -19,7 +21,19 @@ export const locationHeader = (path: string) => ({
 // ---- Read API: store, orders, customers, catalog ----
 
 /** Query parameters shared by the lists. Text is coerced ("20" → 20) but never clamped: 0, 101, "abc" are 400. */
-export const limitParam: JsonSchema = { type: "integer", minimum: 1, maximum: 100, default: 20, description: "Page size, 1 to 100 (default 20)" };
+export const limitParam: JsonSchema = {
+  type: "integer",
+  minimum: 1,
+  maximum: MAX_PAGE_SIZE,
+  default: DEFAULT_PAGE_SIZE,
+  description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`,
+};
+
+/** The `{id}` of a route, and the `id` argument of its GraphQL field. */
+export const idPath = definePath({ id: uuid });
+
+/** A page size alone: a list field nested in another type (GraphQL only). */
+export const pageLimitInput = defineQuery({ limit: limitParam });
 
 export const cursorParam: JsonSchema = { type: "string", minLength: 1, description: "pagination.nextCursor of the previous page (the id of its last item)" };
 

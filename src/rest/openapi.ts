@@ -118,7 +118,7 @@ function parameter(name: string, where: "path" | "query", schema: JsonSchema, re
 
 function operationOf(route: AnyRoute, registry: SchemaRegistry): OpenApiOperation {
   const parameters: JsonSchema[] = [];
-  for (const [name, schema] of Object.entries(route.pathParams ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
+  for (const [name, schema] of Object.entries(route.pathParams?.properties ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
   const required = new Set(route.query?.required ?? []);
   for (const [name, schema] of Object.entries(route.query?.properties ?? {})) {
     parameters.push(parameter(name, "query", schema, required.has(name), registry));
@@ -155,7 +155,7 @@ function operationOf(route: AnyRoute, registry: SchemaRegistry): OpenApiOperatio
   };
   if (route.sandboxOnly) operation["x-sandbox-only"] = true;
   if (route.body) {
-    operation.requestBody = { required: true, content: { "application/json": { schema: registry.use(route.body) } } };
+    operation.requestBody = { required: true, content: { "application/json": { schema: registry.use(route.body.schema) } } };
   }
   return operation;
 }

@@ -8,7 +8,7 @@ import type { Tx } from "../platform/db/prisma.js";
 import type { Services } from "../platform/services.js";
 import { parseBody, requestBody } from "../http/body.js";
 import { send } from "../http/response.js";
-import { compileBody, compileObject, check, pickDeclared, queryOf, type InputValidators } from "./validate.js";
+import { pickDeclared, queryOf } from "./validate.js";
 import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
 import type { AnyRoute, RouteInput, RouteResult } from "../platform/route.js";
 
@@ -19,7 +19,6 @@ interface CompiledRoute {
   /** Literal segments in the template: among routes matching a path, the one with most wins. */
   literals: number;
   document: DocumentNode;
-  validators: InputValidators;
   /** The operation waits on a network call, so no transaction may be held open around it. */
   callsOut: boolean;
 }
@@ -97,11 +96,6 @@ export class RestRouter {
         literals: route.path.split("/").filter((s) => !s.startsWith("{")).length,
         document,
         callsOut: operationCallsOut(schema, document),
-        validators: {
-          path: route.pathParams ? compileObject(route.pathParams, Object.keys(route.pathParams)) : undefined,
-          query: route.query ? compileObject(route.query.properties, route.query.required) : undefined,
-          body: route.body ? compileBody(route.body) : undefined,
-        },
       };
     });
   }
@@ -152,15 +146,16 @@ export class RestRouter {
 
   async handle(r: RestRequest): Promise<void> {
     const { compiled, params } = this.match(r.req.method ?? "GET", r.pathname);
-    const { route, validators } = compiled;
+    const { route } = compiled;
     const principal = this.authorize(route, r.principal);
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseBody(r.req, rawBody);
     const query = queryOf(r.searchParams);
-    if (validators.path) check(validators.path, params, "path");
-    if (validators.query) check(validators.query, query, "query");
-    if (validators.body) check(validators.body, body ?? {}, "body");
-    const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body) : {}, principal };
+    // The operation's own inputs, which its GraphQL resolver checks too; here they also coerce query text and fill defaults.
+    route.pathParams?.check(params);
+    route.query?.check(query);
+    route.body?.check(body ?? {});
+    const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
     const run: RouteNext = async (transaction) => {
       const ctx = createContext(this.services, principal, r.requestId, transaction ?? null);

@@ -27,7 +27,8 @@ describe("route table and document", () => {
   it.each(routes.map((r) => [r.operationId, r] as const))("%s: parameters, body, responses and scope come from the route", (_id, route) => {
     const op = doc.paths[route.path][route.method.toLowerCase()];
     const params = (op.parameters ?? []).map((p) => resolve<{ name: string; in: string; required?: boolean }>(p, "parameters"));
-    for (const name of Object.keys(route.pathParams ?? {})) expect(params).toContainEqual(expect.objectContaining({ name, in: "path", required: true }));
+    for (const name of Object.keys(route.pathParams?.properties ?? {}))
+      expect(params).toContainEqual(expect.objectContaining({ name, in: "path", required: true }));
     for (const name of Object.keys(route.query?.properties ?? {})) {
       const required = (route.query?.required ?? []).includes(name);
       expect(params).toContainEqual(expect.objectContaining({ name, in: "query", required }));

@@ -48,7 +48,7 @@ function target(route: AnyRoute, query: Record<string, string> = {}): string {
   for (const [name, schema] of Object.entries(route.query?.properties ?? {})) if (required.has(name)) params.set(name, String(validValue(schema)));
   for (const [k, v] of Object.entries(query)) params.set(k, v);
   const qs = params.toString();
-  return `${fillPath(route.path, route.pathParams)}${qs ? `?${qs}` : ""}`;
+  return `${fillPath(route.path, route.pathParams?.properties)}${qs ? `?${qs}` : ""}`;
 }
 
 async function expectInvalid(route: AnyRoute, path: string, body: unknown, fields: string[]): Promise<void> {
@@ -68,7 +68,7 @@ async function expectInvalid(route: AnyRoute, path: string, body: unknown, field
 const withBody = routes.filter((r) => r.body);
 
 describe.each(withBody.map((r) => [r.operationId, r] as const))("%s: invalid bodies are 400 with errors[]", (_id, route) => {
-  const body = route.body as JsonSchema;
+  const body = route.body?.schema ?? {};
   const properties = (body.properties ?? {}) as Record<string, JsonSchema>;
   const required = (body.required ?? []) as string[];
 
@@ -104,7 +104,7 @@ const queryChecks = routes.flatMap((route) =>
 it.each(queryChecks.map((c) => [`${c.route.operationId} ?${c.name}=${c.value}`, c] as const))(
   "an invalid query parameter is 400 with errors[]: %s",
   async (_t, { route, name, value }) => {
-    const body = route.body ? validValue(route.body) : undefined;
+    const body = route.body ? validValue(route.body.schema) : undefined;
     const res = await exchange(app, route.method, target(route, { [name]: value }), { token: tenant.token, body });
     expect(res.status, res.body).toBe(400);
     expect(validator.check(res)).toEqual([]);
@@ -113,7 +113,7 @@ it.each(queryChecks.map((c) => [`${c.route.operationId} ?${c.name}=${c.value}`, 
 );
 
 const pathChecks = routes.flatMap((route) =>
-  Object.entries(route.pathParams ?? {})
+  Object.entries(route.pathParams?.properties ?? {})
     .map(([name, schema]) => ({ route, name, value: invalidText(schema) }))
     .filter((c): c is { route: AnyRoute; name: string; value: string } => c.value !== undefined),
 );
@@ -121,8 +121,8 @@ const pathChecks = routes.flatMap((route) =>
 it.each(pathChecks.map((c) => [`${c.route.operationId} {${c.name}}=${c.value}`, c] as const))(
   "an invalid path parameter is 400: %s",
   async (_t, { route, name, value }) => {
-    const path = fillPath(route.path.replace(`{${name}}`, encodeURIComponent(value)), route.pathParams);
-    const res = await exchange(app, route.method, path, { token: tenant.token, body: route.body ? validValue(route.body) : undefined });
+    const path = fillPath(route.path.replace(`{${name}}`, encodeURIComponent(value)), route.pathParams?.properties);
+    const res = await exchange(app, route.method, path, { token: tenant.token, body: route.body ? validValue(route.body.schema) : undefined });
     expect(res.status, res.body).toBe(400);
     expect(validator.check(res)).toEqual([]);
   },

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { ValidateFunction } from "ajv";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
 import { routes } from "../../src/rest/routes.js";
 import type { AnyRoute, JsonSchema } from "../../src/platform/route.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
-import { compileBody, compileObject } from "../../src/rest/validate.js";
+import { defineBody, type OperationInput } from "../../src/platform/validate.js";
 import { tableCounter } from "./support.js";
 
 /**
@@ -73,21 +72,19 @@ type Mode = "path" | "query" | "json" | "media" | "schema" | "auth" | "noise" | 
 
 interface Plan {
   route: AnyRoute;
-  path?: ValidateFunction;
-  query?: ValidateFunction;
-  body?: ValidateFunction;
+  path?: OperationInput;
+  query?: OperationInput;
+  body?: OperationInput;
   modes: Mode[];
 }
 
 const hasBody = (r: AnyRoute) => r.method !== "GET" && r.method !== "DELETE";
 
 function planOf(route: AnyRoute): Plan {
-  const path = route.pathParams ? compileObject(route.pathParams, Object.keys(route.pathParams)) : undefined;
-  const query = route.query ? compileObject(route.query.properties, route.query.required) : undefined;
-  const body = route.body ? compileBody(route.body) : undefined;
+  const { pathParams: path, query, body } = route;
   const modes: Mode[] = ["auth"];
   if (path) modes.push("path");
-  if (query && Object.keys(route.query?.properties ?? {}).some((k) => ["abc", "-1", "", "x".repeat(300)].some((v) => !query({ [k]: v })))) modes.push("query");
+  if (query && Object.keys(query.properties).some((k) => ["abc", "-1", "", "x".repeat(300)].some((v) => !query.accepts({ [k]: v })))) modes.push("query");
   if (hasBody(route)) modes.push("json", "media");
   if (body) modes.push("schema");
   // A read cannot write: it may also go through whole, with noise only.
@@ -109,7 +106,7 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
   const { route } = plan;
   const names = (route.path.match(/\{(\w+)\}/g) ?? []).map((m) => m.slice(1, -1));
   const knownQuery = Object.keys(route.query?.properties ?? {});
-  const bodyFields = Object.keys((route.body as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+  const bodyFields = Object.keys(route.body?.properties ?? {});
   const params = fc.record(Object.fromEntries(names.map((n) => [n, segment]))) as fc.Arbitrary<Record<string, string>>;
   const query = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...knownQuery, "limit", "cursor", "__proto__", "constructor"), printable), text), { maxLength: 4 });
   const headers = fc.record(
@@ -177,9 +174,9 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
       return { mode, params: p, query: q, headers: headersOut, body };
     })
     .filter((r) => {
-      if (r.mode === "path") return plan.path !== undefined && !plan.path(decodedParams(r.params));
-      if (r.mode === "query") return plan.query !== undefined && !plan.query(Object.fromEntries(r.query));
-      if (r.mode === "schema") return plan.body !== undefined && !plan.body(JSON.parse(r.body ?? "null"));
+      if (r.mode === "path") return plan.path !== undefined && !plan.path.accepts(decodedParams(r.params));
+      if (r.mode === "query") return plan.query !== undefined && !plan.query.accepts(Object.fromEntries(r.query));
+      if (r.mode === "schema") return plan.body !== undefined && !plan.body.accepts(JSON.parse(r.body ?? "null"));
       return true;
     });
 }
@@ -247,8 +244,8 @@ const validOf = memo((schema) => {
   if (s.format === "date-time") {
     return fc.date({ min: new Date("2020-01-01T00:00:00Z"), max: new Date("2030-01-01T00:00:00Z"), noInvalidDate: true }).map((d) => d.toISOString());
   }
-  const accepts = compileBody(s);
-  const fitting = SAMPLE_TEXT.filter((t) => accepts(t));
+  const input = defineBody(s);
+  const fitting = SAMPLE_TEXT.filter((t) => input.accepts(t));
   return fitting.length > 0 ? fc.constantFrom(...fitting) : fc.string({ minLength: 1, maxLength: 10 });
 });
 
@@ -325,7 +322,7 @@ function hostileRequestOf(plan: Plan, door: "hostile" | "graphql"): fc.Arbitrary
                   [n, v],
                 ])
               : fc.constant<[string, string][]>([]),
-        body: route.body ? (slot === "body" ? hostileOf(route.body) : validOf(route.body)) : fc.constant(undefined),
+        body: route.body ? (slot === "body" ? hostileOf(route.body.schema) : validOf(route.body.schema)) : fc.constant(undefined),
       })
       .map(({ params, query, body }): FuzzRequest => {
         const headers = { authorization: `Bearer ${tenant.token}`, "content-type": "application/json" };
@@ -333,7 +330,7 @@ function hostileRequestOf(plan: Plan, door: "hostile" | "graphql"): fc.Arbitrary
         if (door === "hostile") return request;
         // Types coerced as the router would ("5" → 5), so only the hostile value can be what GraphQL refuses.
         const queryObject: Record<string, unknown> = Object.fromEntries(query);
-        plan.query?.(queryObject);
+        plan.query?.accepts(queryObject);
         const variables = route.variables({ path: decodedParams(params), query: queryObject, body: body ?? {}, principal });
         return { ...request, graphql: { query: route.document, variables } };
       }),

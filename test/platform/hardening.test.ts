@@ -8,7 +8,7 @@ import { expectProblem } from "./support.js";
 import { RestRouter } from "../../src/rest/router.js";
 import { defineRoute } from "../../src/platform/route.js";
 import { schema } from "../../src/graphql/schema.js";
-import { uuid } from "../../src/platform/schemas.js";
+import { idPath } from "../../src/platform/schemas.js";
 
 const METRICS_TOKEN = "metrics-token-0123456789";
 let app: TestApp;
@@ -75,7 +75,7 @@ describe("request hardening", () => {
       tag: "Probe",
       summary: "probe",
       scope: null,
-      pathParams: { id: uuid },
+      pathParams: idPath,
       document: "query probe { store { id } }",
       variables: () => ({}),
       respond: () => ({}),

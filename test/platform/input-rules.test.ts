@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { assertScalarType } from "graphql";
 import { parseInstant } from "../../src/platform/input.js";
 import { isUuid } from "../../src/platform/uuid.js";
-import { compileObject } from "../../src/rest/validate.js";
+import { defineQuery } from "../../src/platform/validate.js";
 import { dateTime, uuid } from "../../src/platform/schemas.js";
 import type { JsonSchema } from "../../src/platform/route.js";
 import { schema } from "../../src/graphql/schema.js";
 
 /** The shared input rules, and both doors (REST's JSON-schema formats, GraphQL's DateTime) applying exactly them. */
 
-const restAccepts = (format: JsonSchema, value: string): boolean => compileObject({ value: format }, ["value"])({ value });
+const restAccepts = (format: JsonSchema, value: string): boolean => defineQuery({ value: format }, ["value"]).accepts({ value });
 const dateTimeScalar = assertScalarType(schema.getType("DateTime"));
 const graphqlAccepts = (value: string): boolean => {
   try {

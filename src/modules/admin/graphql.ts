@@ -2,7 +2,7 @@ import { builder } from "../../platform/schema/builder.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { EnvironmentEnum, StoreStatusEnum } from "../store/graphql.js";
 import { AddressInput } from "../orders/graphql.js";
-import { requireUuid } from "../../platform/schema/fields.js";
+import { idPath } from "../../platform/schemas.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import { createAdminKey, createApplication, createGrant, createStore, revokeGrant, updateStoreProfile } from "./operations.js";
 import { SCOPES } from "../../platform/auth/scopes.js";
@@ -128,7 +128,8 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateStoreInput, required: true }) },
     resolve: async (query, _r, { id, input }, ctx) => {
-      const storeId = requireUuid(id);
+      const storeId = id;
+      idPath.check({ id: storeId });
       const change = {
         name: input.name ?? undefined,
         phone: input.phone,

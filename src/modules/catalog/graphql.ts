@@ -2,7 +2,10 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { money, pageType, requireUuid } from "../../platform/schema/fields.js";
+import { money, pageType } from "../../platform/schema/fields.js";
+import { idPath } from "../../platform/schemas.js";
+import { jsonArgs } from "../../platform/validate.js";
+import { listProductsInput, productStatusInput } from "./schemas.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
 import { setProductActive } from "./service.js";
@@ -90,6 +93,7 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx, info) => {
       const { storeId } = tenantOf(ctx);
+      listProductsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
       const query = queryFromInfo({ context: ctx, info, path: ["data"] });
       return paginate({
         limit: args.limit,
@@ -108,7 +112,8 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const id = requireUuid(args.id);
+      const { id } = args;
+      idPath.check({ id });
       const product = await ctx.db.product.findFirst({ ...query, where: { id, storeId } });
       if (!product) throw notFound("product", id);
       return product;
@@ -124,7 +129,9 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), isActive: t.arg.boolean({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const id = requireUuid(args.id);
+      const { id } = args;
+      idPath.check({ id });
+      productStatusInput.check(jsonArgs({ isActive: args.isActive }));
       const windowMs = ctx.services.config.CATALOG_EVENT_WINDOW_MS;
       return runCommand(ctx, async (tx) => {
         await setProductActive(tx, storeId, id, args.isActive, windowMs);

@@ -1,6 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
-import { CategorySchema, ProductDetailSchema, ProductSchema, ProductStatusSchema } from "./schemas.js";
-import { cursorParam, limitParam, pageOf, uuid } from "../../platform/schemas.js";
+import { CategorySchema, listProductsInput, ProductDetailSchema, ProductSchema, productStatusInput } from "./schemas.js";
+import { idPath, pageOf } from "../../platform/schemas.js";
 import type { Page } from "../../platform/schema/pagination.js";
 
 type Row = Record<string, unknown> & { id: string };
@@ -33,7 +33,7 @@ export const catalogRoutes = [
     summary: "List products",
     description: "Every product, paused ones included (isActive false), in menu order: category position, then name, then id.",
     scope: "catalog:read",
-    query: { properties: { limit: limitParam, cursor: cursorParam } },
+    query: listProductsInput,
     document: `query listProducts($limit: Int, $cursor: String) {
       products(limit: $limit, cursor: $cursor) {
         data { ${PRODUCT_FIELDS} }
@@ -53,7 +53,7 @@ export const catalogRoutes = [
     summary: "Get a product",
     description: "The product with its variations and additionals (price, min/max choices, availability).",
     scope: "catalog:read",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `query getProductById($id: ID!) {
       product(id: $id) {
         ${PRODUCT_FIELDS}
@@ -75,8 +75,8 @@ export const catalogRoutes = [
     summary: "Pause or resume a product",
     description: "A paused product cannot be ordered. Changes within the aggregation window are reported as one catalog.updated per product and action.",
     scope: "catalog:write",
-    pathParams: { id: uuid },
-    body: ProductStatusSchema,
+    pathParams: idPath,
+    body: productStatusInput,
     document: `mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ${PRODUCT_FIELDS} } }`,
     variables: ({ path, body }) => ({ id: path.id, isActive: (body as { isActive: boolean }).isActive }),
     respond: (data) => ({ body: data.setProductStatus }),

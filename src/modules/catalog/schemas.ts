@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { integer, money, nullable, text, uuid } from "../../platform/schemas.js";
+import { cursorParam, integer, limitParam, money, nullable, text, uuid } from "../../platform/schemas.js";
+import { defineBody, defineQuery } from "../../platform/validate.js";
 
 export const CategorySchema: JsonSchema = {
   type: "object",
@@ -50,3 +51,9 @@ export const ProductStatusSchema: JsonSchema = {
   required: ["isActive"],
   properties: { isActive: { type: "boolean", description: "false pauses the product" } },
 };
+
+/* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
+
+export const listProductsInput = defineQuery({ limit: limitParam, cursor: cursorParam });
+
+export const productStatusInput = defineBody(ProductStatusSchema);

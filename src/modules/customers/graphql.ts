@@ -2,9 +2,12 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { pageType, requireUuid } from "../../platform/schema/fields.js";
-import { checkLimit, paginate, type SortKey } from "../../platform/schema/pagination.js";
-import { invalidRequest, notFound, type Violation } from "../../platform/errors.js";
+import { pageType } from "../../platform/schema/fields.js";
+import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { notFound } from "../../platform/errors.js";
+import { idPath, pageLimitInput } from "../../platform/schemas.js";
+import { jsonArgs, jsonOf } from "../../platform/validate.js";
+import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
 import { createCustomer, updateCustomer } from "./service.js";
 import { SEARCH_DESCRIPTION, searchFilter } from "./search.js";
 import { NewCustomerInput } from "../orders/graphql.js";
@@ -116,7 +119,10 @@ export const Customer = builder.prismaObject("Customer", {
       description: "The customer's orders, newest first.",
       authScopes: { scope: "orders:read" },
       args: { limit: t.arg.int({ description: "1..100, default 20" }) },
-      query: (args) => ({ take: checkLimit(args.limit), orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
+      query: (args) => {
+        pageLimitInput.check(jsonArgs({ limit: args.limit }));
+        return { take: args.limit ?? DEFAULT_PAGE_SIZE, orderBy: [{ createdAt: "desc" }, { id: "desc" }] };
+      },
     }),
   }),
 });
@@ -136,6 +142,7 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx, info) => {
       const { storeId } = tenantOf(ctx);
+      listCustomersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, search: args.search, updated_since: args.updatedSince }));
       const where: Prisma.CustomerWhereInput = {
         storeId,
         ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
@@ -158,7 +165,8 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const id = requireUuid(args.id);
+      const { id } = args;
+      idPath.check({ id });
       const customer = await ctx.db.customer.findFirst({ ...query, where: { id, storeId } });
       if (!customer) throw notFound("customer", id);
       return customer;
@@ -175,21 +183,6 @@ const UpdateCustomerInput = builder.inputType("UpdateCustomerInput", {
   }),
 });
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-/** The field rules the REST body schema states too, for GraphQL callers. */
-function checkCustomerFields(input: { name?: string | null; phone?: string | null; email?: string | null }, creating: boolean): void {
-  const v: Violation[] = [];
-  if ((creating || input.name !== undefined) && (!input.name?.trim() || input.name.length > 200)) {
-    v.push({ field: "name", code: "INVALID_VALUE", message: "name must be 1 to 200 characters" });
-  }
-  if (input.email != null && (!EMAIL.test(input.email) || input.email.length > 254))
-    v.push({ field: "email", code: "INVALID_FORMAT", message: "email must be an email address" });
-  if (input.phone != null && (input.phone.length > 40 || !/\d/.test(input.phone)))
-    v.push({ field: "phone", code: "INVALID_FORMAT", message: "phone must be up to 40 characters with digits" });
-  if (v.length) throw invalidRequest(`The customer failed validation: ${v.map((x) => x.message).join("; ")}.`, v);
-}
-
 builder.mutationFields((t) => ({
   createCustomer: t.prismaField({
     type: Customer,
@@ -198,7 +191,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: NewCustomerInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
-      checkCustomerFields(input, true);
+      createCustomerInput.check(jsonOf(input));
       return runCommand(ctx, async (tx) => {
         const { id } = await createCustomer(tx, storeId, input);
         return tx.customer.findUniqueOrThrow({ ...query, where: { id } });
@@ -212,12 +205,11 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCustomerInput, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const id = requireUuid(args.id);
+      const { id } = args;
+      idPath.check({ id });
+      updateCustomerInput.check(jsonOf(args.input));
+      // The input refused a null name; GraphQL's type still admits one.
       const input = { name: args.input.name ?? undefined, phone: args.input.phone, email: args.input.email };
-      if (args.input.name === null) throw invalidRequest("name cannot be null.", [{ field: "name", code: "INVALID_VALUE", message: "name cannot be null" }]);
-      if (Object.values(input).every((x) => x === undefined))
-        throw invalidRequest("Send at least one of name, phone, email.", [{ field: "body", code: "REQUIRED", message: "at least one field" }]);
-      checkCustomerFields(input, false);
       return runCommand(ctx, async (tx) => {
         await updateCustomer(tx, storeId, id, input);
         return tx.customer.findUniqueOrThrow({ ...query, where: { id } });

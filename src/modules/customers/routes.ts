@@ -1,7 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
-import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema } from "./schemas.js";
-import { cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../../platform/schemas.js";
-import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "./search.js";
+import { createCustomerInput, CustomerDetailSchema, CustomerSchema, listCustomersInput, updateCustomerInput } from "./schemas.js";
+import { idPath, locationHeader, pageOf } from "../../platform/schemas.js";
 import type { Page } from "../../platform/schema/pagination.js";
 
 type CustomerBody = Record<string, unknown> & { id: string };
@@ -17,14 +16,7 @@ export const customerRoutes = [
     summary: "List customers",
     description: "By name, then id. With updated_since: only customers changed at or after it, oldest change first (updatedAt, then id).",
     scope: "customers:read",
-    query: {
-      properties: {
-        limit: limitParam,
-        cursor: cursorParam,
-        search: { type: "string", maxLength: SEARCH_MAX_LENGTH, description: SEARCH_DESCRIPTION },
-        updated_since: updatedSinceParam,
-      },
-    },
+    query: listCustomersInput,
     document: `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
       customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
         data { ${CUSTOMER_FIELDS} }
@@ -49,7 +41,7 @@ export const customerRoutes = [
     summary: "Get a customer",
     description: "The list fields plus the delivery addresses and a summary of the customer's orders.",
     scope: "customers:read",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `query getCustomerById($id: ID!) {
       customer(id: $id) {
         ${CUSTOMER_FIELDS}
@@ -71,7 +63,7 @@ export const customerRoutes = [
     summary: "Create a customer",
     description: "Emits customer.created.",
     scope: "customers:write",
-    body: CustomerInputSchema,
+    body: createCustomerInput,
     document: `mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ${CUSTOMER_FIELDS} } }`,
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createCustomer, headers: { location: `/public/v1/customers/${data.createCustomer.id}` } }),
@@ -86,8 +78,8 @@ export const customerRoutes = [
     summary: "Update a customer",
     description: "Changes only the fields sent (null clears phone or email) and emits customer.updated.",
     scope: "customers:write",
-    pathParams: { id: uuid },
-    body: CustomerPatchSchema,
+    pathParams: idPath,
+    body: updateCustomerInput,
     document: `mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ${CUSTOMER_FIELDS} } }`,
     variables: ({ path, body }) => ({ id: path.id, input: body }),
     respond: (data) => ({ body: data.updateCustomer }),

@@ -1,5 +1,7 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { dateTime, integer, nullable, shortText, text, uuid } from "../../platform/schemas.js";
+import { cursorParam, dateTime, integer, limitParam, nullable, shortText, text, updatedSinceParam, uuid } from "../../platform/schemas.js";
+import { defineBody, defineQuery } from "../../platform/validate.js";
+import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "./search.js";
 import { AddressSchema } from "../store/schemas.js";
 
 export const CustomerSchema: JsonSchema = {
@@ -46,3 +48,16 @@ export const CustomerPatchSchema: JsonSchema = {
   description: "Any of name, phone, email; null clears phone or email.",
   properties: CustomerInputSchema.properties,
 };
+
+/* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
+
+export const listCustomersInput = defineQuery({
+  limit: limitParam,
+  cursor: cursorParam,
+  search: { type: "string", maxLength: SEARCH_MAX_LENGTH, description: SEARCH_DESCRIPTION },
+  updated_since: updatedSinceParam,
+});
+
+export const createCustomerInput = defineBody(CustomerInputSchema);
+
+export const updateCustomerInput = defineBody(CustomerPatchSchema);

@@ -4,7 +4,10 @@ import { tenantOf } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { AddressRef } from "../store/graphql.js";
 import type { Address } from "../store/address.js";
-import { money, pageType, requireUuid } from "../../platform/schema/fields.js";
+import { money, pageType } from "../../platform/schema/fields.js";
+import { idPath } from "../../platform/schemas.js";
+import { jsonArgs, jsonOf } from "../../platform/validate.js";
+import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
 import type { Prisma } from "../../platform/db/prisma.js";
@@ -120,6 +123,7 @@ builder.queryFields((t) => ({
     },
     resolve: (_root, args, ctx, info) => {
       const { storeId } = tenantOf(ctx);
+      listOrdersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }));
       const where: Prisma.OrderWhereInput = {
         storeId,
         ...(args.status ? { status: args.status } : {}),
@@ -144,7 +148,8 @@ builder.queryFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const id = requireUuid(args.id);
+      const { id } = args;
+      idPath.check({ id });
       const order = await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
       if (!order) throw notFound("order", id);
       return order;
@@ -218,8 +223,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
-      if (input.customerId) requireUuid(input.customerId, "customerId");
-      for (const [i, item] of input.items.entries()) requireUuid(item.productId, `items[${i}].productId`);
+      createOrderInput.check(jsonOf(input));
       const order = {
         ...input,
         items: input.items.map((i) => ({ ...i, productId: String(i.productId) })),
@@ -242,7 +246,9 @@ builder.mutationFields((t) => ({
     },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      const id = requireUuid(args.id);
+      const { id } = args;
+      idPath.check({ id });
+      orderStatusInput.check(jsonArgs({ status: args.status, reason: args.reason }));
       return runCommand(ctx, async (tx) => {
         await changeOrderStatus(tx, storeId, id, args.status, args.reason);
         return tx.order.findUniqueOrThrow({ ...query, where: { id } });

@@ -1,7 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
-import { CreateOrderSchema, OrderDetailSchema, OrderSchema, StatusChangeSchema } from "./schemas.js";
-import { cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../../platform/schemas.js";
-import { ORDER_STATUSES } from "./lifecycle.js";
+import { createOrderInput, listOrdersInput, OrderDetailSchema, OrderSchema, orderStatusInput } from "./schemas.js";
+import { idPath, locationHeader, pageOf } from "../../platform/schemas.js";
 import type { Page } from "../../platform/schema/pagination.js";
 
 type OrderBody = Record<string, unknown> & { id: string };
@@ -30,14 +29,7 @@ export const orderRoutes = [
       "Newest first (createdAt, then id). With updated_since: only orders changed at or after it, oldest change first " +
       "(updatedAt, then id), to reconcile after missed webhooks.",
     scope: "orders:read",
-    query: {
-      properties: {
-        limit: limitParam,
-        cursor: cursorParam,
-        status: { type: "string", enum: [...ORDER_STATUSES], description: "Only orders in this status" },
-        updated_since: updatedSinceParam,
-      },
-    },
+    query: listOrdersInput,
     document: `query listOrders($limit: Int, $cursor: String, $status: OrderStatus, $updatedSince: DateTime) {
       orders(limit: $limit, cursor: $cursor, status: $status, updatedSince: $updatedSince) {
         data { ${ORDER_FIELDS} }
@@ -62,7 +54,7 @@ export const orderRoutes = [
     summary: "Get an order",
     description: "The list fields plus statusHistory, scheduledFor, notes, couponCode and cancellationReason.",
     scope: "orders:read",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `query getOrderById($id: ID!) { order(id: $id) { ${ORDER_DETAIL_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.order }),
@@ -81,7 +73,7 @@ export const orderRoutes = [
       "Prices come from the catalog: unitPrice or total sent by the client are ignored. An unknown or paused product, " +
       "an unknown customerId or payments that do not add up to the total are 422.",
     scope: "orders:write",
-    body: CreateOrderSchema,
+    body: createOrderInput,
     document: `mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ${ORDER_DETAIL_FIELDS} } }`,
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createOrder, headers: { location: `/public/v1/orders/${data.createOrder.id}` } }),
@@ -101,8 +93,8 @@ export const orderRoutes = [
       'errors[{ field: "status", code: "INVALID_TRANSITION", from, to }]. Each move emits its event; DELIVERED also emits order.completed. ' +
       "Of two concurrent changes one wins; the other is 409.",
     scope: "orders:write",
-    pathParams: { id: uuid },
-    body: StatusChangeSchema,
+    pathParams: idPath,
+    body: orderStatusInput,
     document: `mutation updateOrderStatus($id: ID!, $status: OrderStatus!, $reason: String) {
       updateOrderStatus(id: $id, status: $status, reason: $reason) { ${ORDER_DETAIL_FIELDS} } }`,
     variables: ({ path, body }) => ({ id: path.id, status: (body as { status: string }).status, reason: (body as { reason?: string }).reason ?? null }),

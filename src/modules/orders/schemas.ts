@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { amount, dateTime, integer, money, nullable, shortText, text, uuid } from "../../platform/schemas.js";
+import { amount, cursorParam, dateTime, integer, limitParam, money, nullable, shortText, text, updatedSinceParam, uuid } from "../../platform/schemas.js";
+import { defineBody, defineQuery } from "../../platform/validate.js";
 import { MAX_YEAR, MIN_YEAR } from "../../platform/input.js";
 import { AddressInputSchema, AddressSchema } from "../store/schemas.js";
 import { CustomerInputSchema } from "../customers/schemas.js";
@@ -158,9 +159,22 @@ export const StatusChangeSchema: JsonSchema = {
   required: ["status"],
   properties: {
     status: { type: "string", enum: [...ORDER_STATUSES] },
-    reason: { type: "string", minLength: 1, maxLength: 500, description: "Required when status is CANCELLED" },
+    reason: { type: "string", minLength: 1, maxLength: 500, description: "Required, and not blank, when status is CANCELLED" },
   },
   if: { properties: { status: { const: "CANCELLED" } }, required: ["status"] },
   // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable.
-  then: { required: ["reason"] },
+  then: { required: ["reason"], properties: { reason: { pattern: "\\S" } } },
 };
+
+/* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
+
+export const listOrdersInput = defineQuery({
+  limit: limitParam,
+  cursor: cursorParam,
+  status: { type: "string", enum: [...ORDER_STATUSES], description: "Only orders in this status" },
+  updated_since: updatedSinceParam,
+});
+
+export const createOrderInput = defineBody(CreateOrderSchema);
+
+export const orderStatusInput = defineBody(StatusChangeSchema);

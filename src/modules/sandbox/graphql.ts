@@ -4,6 +4,8 @@ import { LONGEST_COMMAND_MS, runCommand } from "../../platform/schema/commands.j
 import { Order } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
 import { generateSandboxOrder, SCENARIOS } from "./scenarios.js";
+import { sandboxOrderInput } from "./schemas.js";
+import { jsonArgs } from "../../platform/validate.js";
 
 /** Sandbox tooling: any valid SANDBOX token, no scope needed. */
 
@@ -37,6 +39,7 @@ builder.mutationFields((t) => ({
     args: { scenario: t.arg({ type: SandboxScenarioEnum, required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
+      sandboxOrderInput.check(jsonArgs({ scenario: args.scenario }));
       return runCommand(
         ctx,
         async (tx) => {

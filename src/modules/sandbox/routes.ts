@@ -1,7 +1,7 @@
 import { defineRoute } from "../../platform/route.js";
 import { OrderDetailSchema } from "../orders/schemas.js";
 import { locationHeader } from "../../platform/schemas.js";
-import { SandboxOrderSchema, SeedResultSchema } from "./schemas.js";
+import { sandboxOrderInput, SeedResultSchema } from "./schemas.js";
 import { ORDER_DETAIL_FIELDS } from "../orders/routes.js";
 import type { SeedResult } from "./seed.js";
 
@@ -36,7 +36,7 @@ export const sandboxRoutes = [
       "order.cancelled for `cancelled`. A store with no catalog is seeded first. The order is PENDING except for `cancelled`.",
     scope: null,
     sandboxOnly: true,
-    body: SandboxOrderSchema,
+    body: sandboxOrderInput,
     document: `mutation createSandboxOrder($scenario: SandboxScenario!) { sandboxCreateOrder(scenario: $scenario) { ${ORDER_DETAIL_FIELDS} } }`,
     variables: ({ body }) => ({ scenario: (body as { scenario: string }).scenario.toUpperCase() }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),

@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../../platform/route.js";
 import { uuid } from "../../platform/schemas.js";
+import { defineBody } from "../../platform/validate.js";
 import { SCENARIOS } from "./scenarios.js";
 
 export const SandboxOrderSchema: JsonSchema = {
@@ -15,6 +16,9 @@ export const SandboxOrderSchema: JsonSchema = {
     },
   },
 };
+
+/** createSandboxOrder's input: the REST route row and the GraphQL resolver check with it. */
+export const sandboxOrderInput = defineBody(SandboxOrderSchema);
 
 export const SeedResultSchema: JsonSchema = {
   type: "object",

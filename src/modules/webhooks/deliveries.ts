@@ -52,12 +52,10 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
  * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed.
  */
 export async function sendTestEvent(services: Services, owner: Owner, endpointId: string): Promise<string> {
-  const endpoint = isUuid(endpointId)
-    ? await services.db.webhookEndpoint.findFirst({
-        where: { id: endpointId, ...ownerWhere(owner) },
-        select: { id: true, status: true, applicationId: true, storeId: true },
-      })
-    : null;
+  const endpoint = await services.db.webhookEndpoint.findFirst({
+    where: { id: endpointId, ...ownerWhere(owner) },
+    select: { id: true, status: true, applicationId: true, storeId: true },
+  });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
   if (endpoint.status === "INACTIVE") throw inactive(endpoint.id);
 

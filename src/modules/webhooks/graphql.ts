@@ -5,8 +5,9 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { paginate, type Page } from "../../platform/schema/pagination.js";
 import type { Prisma, WebhookDelivery as WebhookDeliveryRow } from "../../platform/db/prisma.js";
 import { forbidden, notFound } from "../../platform/errors.js";
-import { isUuid } from "../../platform/uuid.js";
-import { requireUuid } from "../../platform/schema/fields.js";
+import { idPath } from "../../platform/schemas.js";
+import { jsonArgs, jsonOf } from "../../platform/validate.js";
+import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, listWebhookDeliveriesInput } from "./schemas.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "./endpoints.js";
 import { requestReplays, sendTestEvent } from "./deliveries.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
@@ -32,10 +33,7 @@ function listScope(ctx: Context, args: { storeId?: string | null; applicationId?
     if (args.storeId || args.applicationId) throw forbidden("storeId and applicationId are administrator filters; a partner token always reads its own store.");
     return owner;
   }
-  for (const field of ["storeId", "applicationId"] as const) {
-    const value = args[field];
-    if (value) requireUuid(value, field);
-  }
+  adminFilterInput.check(jsonArgs({ storeId: args.storeId, applicationId: args.applicationId }));
   return { ...(args.storeId ? { storeId: args.storeId } : {}), ...(args.applicationId ? { applicationId: args.applicationId } : {}) };
 }
 
@@ -174,7 +172,8 @@ builder.queryFields((t) => ({
     authScopes: WEBHOOK_SCOPES,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, { id }, ctx) => {
-      const found = isUuid(id) ? await ctx.db.webhookEndpoint.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } }) : null;
+      idPath.check({ id });
+      const found = await ctx.db.webhookEndpoint.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } });
       if (!found) throw notFound("webhook endpoint", id);
       return found;
     },
@@ -193,8 +192,10 @@ builder.queryFields((t) => ({
       applicationId: t.arg.id(),
     },
     resolve: async (_root, args, ctx, info) => {
+      listWebhookDeliveriesInput.check(
+        jsonArgs({ status: args.status, endpointId: args.endpointId, eventType: args.eventType, limit: args.limit, cursor: args.cursor }),
+      );
       const scope = listScope(ctx, args);
-      if (args.endpointId) requireUuid(args.endpointId, "endpointId");
       const where: Prisma.WebhookDeliveryWhereInput = {
         ...scope,
         ...(args.status ? { status: args.status } : {}),
@@ -220,7 +221,8 @@ builder.queryFields((t) => ({
     authScopes: WEBHOOK_SCOPES,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, { id }, ctx) => {
-      const found = isUuid(id) ? await ctx.db.webhookDelivery.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } }) : null;
+      deliveryIdPath.check({ deliveryId: id });
+      const found = await ctx.db.webhookDelivery.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } });
       if (!found) throw notFound("webhook delivery", id);
       return found;
     },
@@ -233,12 +235,16 @@ builder.mutationFields((t) => ({
     authScopes: { scope: "webhooks:manage" },
     description: "Registers an endpoint for the token's store. The secret is in this response only.",
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn)),
+    resolve: (_root, { input }, ctx) => {
+      createWebhookEndpointInput.check(jsonOf(input));
+      return createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn));
+    },
   }),
   deleteWebhookEndpoint: t.boolean({
     authScopes: WEBHOOK_SCOPES,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
+      idPath.check({ id });
       await deleteEndpoint(ctx.db, ownerOf(ctx), id);
       return true;
     },
@@ -248,7 +254,10 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_SCOPES,
     description: "Issues a new signing secret; the previous one keeps signing beside it for 24 hours.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, { id }, ctx) => rotateSecret(ctx.db, ctx.services.box, ownerOf(ctx), id),
+    resolve: (_root, { id }, ctx) => {
+      idPath.check({ id });
+      return rotateSecret(ctx.db, ctx.services.box, ownerOf(ctx), id);
+    },
   }),
   testWebhookEndpoint: t.prismaField({
     type: WebhookDelivery,
@@ -259,6 +268,7 @@ builder.mutationFields((t) => ({
     extensions: { callsOut: true },
     resolve: async (query, _root, { id }, ctx) => {
       if (ctx.transaction) throw new Error("testWebhookEndpoint calls out over the network; it must not run inside a caller's transaction.");
+      idPath.check({ id });
       const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id);
       return ctx.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: deliveryId } });
     },
@@ -268,8 +278,10 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_SCOPES,
     description: "Queues one more attempt now, in any status; the delivery is PENDING until it ends.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) =>
-      runCommand(ctx, (tx) => requestReplays(tx, ownerOf(ctx), [id], () => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } }))),
+    resolve: (query, _root, { id }, ctx) => {
+      deliveryIdPath.check({ deliveryId: id });
+      return runCommand(ctx, (tx) => requestReplays(tx, ownerOf(ctx), [id], () => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } })));
+    },
   }),
   replayWebhookDeliveries: t.prismaField({
     type: [WebhookDelivery],
@@ -289,6 +301,7 @@ builder.mutationFields((t) => ({
     description: "Enables (ACTIVE) or disables (INACTIVE) an endpoint. INACTIVE endpoints receive nothing.",
     args: { id: t.arg.id({ required: true }), status: t.arg({ type: WebhookEndpointSwitchEnum, required: true }) },
     resolve: async (query, _root, { id, status }, ctx) => {
+      idPath.check({ id });
       return runCommand(ctx, async (tx) => {
         await setEndpointStatus(tx, id, status);
         return tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } });

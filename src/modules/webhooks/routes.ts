@@ -1,14 +1,14 @@
-import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
-import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
 import { defineRoute } from "../../platform/route.js";
 import {
-  CreateWebhookEndpointBody,
+  createWebhookEndpointInput,
+  deliveryIdPath,
+  listWebhookDeliveriesInput,
   WebhookDeliverySchema,
   WebhookEndpointCreatedSchema,
   WebhookEndpointSchema,
   WebhookSecretRotatedSchema,
 } from "./schemas.js";
-import { uuid } from "../../platform/schemas.js";
+import { idPath } from "../../platform/schemas.js";
 
 /** The published webhook operations and two extensions (rotate-secret, get one delivery); all need `webhooks:manage`. */
 
@@ -43,7 +43,7 @@ export const webhookRoutes = [
       "The signing secret is returned only here. At most 20 endpoints per application and store; each event type needs its read scope; " +
       "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
     scope: "webhooks:manage",
-    body: CreateWebhookEndpointBody,
+    body: createWebhookEndpointInput,
     document: `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) {
       createWebhookEndpoint(input: $input) { id url events secret secretPrefix message } }`,
     variables: ({ body }) => ({ input: body }),
@@ -73,15 +73,7 @@ export const webhookRoutes = [
     summary: "List recent webhook deliveries",
     description: 'Newest first. The next page\'s cursor is in the X-Next-Cursor and Link (rel="next") headers, both absent on the last page.',
     scope: "webhooks:manage",
-    query: {
-      properties: {
-        status: { type: "string", enum: [...WEBHOOK_DELIVERY_STATUSES] },
-        endpointId: uuid,
-        eventType: { type: "string", enum: [...EVENT_TYPES, TEST_EVENT_TYPE] },
-        limit: { type: "integer", minimum: 1, maximum: 100, default: 20 },
-        cursor: { type: "string", description: "X-Next-Cursor of the previous page" },
-      },
-    },
+    query: listWebhookDeliveriesInput,
     document: `query listWebhookDeliveries($status: WebhookDeliveryStatus, $endpointId: ID, $eventType: String, $limit: Int, $cursor: String) {
       webhookDeliveries(status: $status, endpointId: $endpointId, eventType: $eventType, limit: $limit, cursor: $cursor) {
         data { ${DELIVERY_FIELDS} } nextCursor } }`,
@@ -110,7 +102,7 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Get one webhook delivery (extension to the contract)",
     scope: "webhooks:manage",
-    pathParams: { deliveryId: uuid },
+    pathParams: deliveryIdPath,
     document: `query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.webhookDelivery }),
@@ -128,7 +120,7 @@ export const webhookRoutes = [
       "Allowed in any status (for example from the dead-letter queue). Queues one attempt now with the same eventId and answers with the delivery in status PENDING; " +
       "success makes it DELIVERED, failure returns a dead letter to DEAD_LETTER and anything else to FAILED, keeping any scheduled retries.",
     scope: "webhooks:manage",
-    pathParams: { deliveryId: uuid },
+    pathParams: deliveryIdPath,
     document: `mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.replayWebhookDelivery }),
@@ -143,7 +135,7 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Get a webhook endpoint",
     scope: "webhooks:manage",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `query getWebhookEndpointById($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.webhookEndpoint }),
@@ -159,7 +151,7 @@ export const webhookRoutes = [
     summary: "Delete a webhook endpoint",
     description: "Also deletes its delivery history; queued attempts are dropped.",
     scope: "webhooks:manage",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `mutation deleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) }`,
     variables: ({ path }) => ({ id: path.id }),
     respond: () => ({ status: 204 }),
@@ -176,7 +168,7 @@ export const webhookRoutes = [
     description:
       "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery.",
     scope: "webhooks:manage",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.testWebhookEndpoint }),
@@ -193,7 +185,7 @@ export const webhookRoutes = [
     description:
       "Returns a new secret, shown once. For 24 hours every delivery carries two signatures, t=…,v1=<new>,v1=<old>, so receivers can switch without missing one.",
     scope: "webhooks:manage",
-    pathParams: { id: uuid },
+    pathParams: idPath,
     document: `mutation rotateWebhookEndpointSecret($id: ID!) {
       rotateWebhookEndpointSecret(id: $id) { id secret secretPrefix previousSecretExpiresAt message } }`,
     variables: ({ path }) => ({ id: path.id }),

@@ -1,23 +1,11 @@
 import type { ObjectRef } from "@pothos/core";
 import { builder } from "./builder.js";
 import type { Page, Pagination } from "./pagination.js";
-import { invalidRequest } from "../errors.js";
-import { isUuid } from "../uuid.js";
 
-/** Pieces every read domain shares: money, uuid arguments and the `{ data, pagination }` page type. */
+/** Pieces every read domain shares: money and the `{ data, pagination }` page type. */
 
 /** Money is stored in integer cents and rendered as a JSON number with at most two decimals (1999 → 19.99). */
 export const money = (cents: number): number => cents / 100;
-
-/**
- * GraphQL callers skip the REST path validator, and PostgreSQL rejects a malformed uuid with an error
- * of its own: check it first so both doors answer 400 INVALID_REQUEST.
- */
-export function requireUuid(value: string | number, field = "id"): string {
-  const id = String(value);
-  if (!isUuid(id)) throw invalidRequest(`${field} must be a uuid.`, [{ field, code: "INVALID_FORMAT", message: `${field} must be a uuid` }]);
-  return id;
-}
 
 export const PaginationRef = builder.objectRef<Pagination>("Pagination").implement({
   description: "Keyset pagination: pass nextCursor (or cursor, the same value) back as `cursor` for the next page.",

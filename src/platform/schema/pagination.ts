@@ -43,19 +43,8 @@ export function orderByOf(sort: SortKey[]): Record<string, "asc" | "desc">[] {
   return sort.map((k) => ({ [k.field]: k.direction }));
 }
 
-/** Checks page arguments that bypass the REST validators (GraphQL callers). */
-export function checkLimit(limit: number | null | undefined): number {
-  const value = limit ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(value) || value < 1 || value > MAX_PAGE_SIZE) {
-    throw invalidRequest(`limit must be an integer from 1 to ${MAX_PAGE_SIZE}.`, [
-      { field: "limit", code: "OUT_OF_RANGE", message: `limit must be an integer from 1 to ${MAX_PAGE_SIZE}` },
-    ]);
-  }
-  return value;
-}
-
 /**
- * Fetches one page. `findCursor` must look the cursor up within the caller's tenant (a cursor from another
+ * Fetches one page; the caller has checked `limit` with its list's input (1 to MAX_PAGE_SIZE). `findCursor` must look the cursor up within the caller's tenant (a cursor from another
  * store is simply unknown); `findMany` receives the keyset condition and `take` = limit + 1 to learn hasMore.
  */
 export async function paginate<T extends { id: string }>(opts: {
@@ -65,7 +54,7 @@ export async function paginate<T extends { id: string }>(opts: {
   findCursor: (id: string) => Promise<Record<string, unknown> | null>;
   findMany: (args: { after: Record<string, unknown> | undefined; orderBy: Record<string, "asc" | "desc">[]; take: number }) => Promise<T[]>;
 }): Promise<Page<T>> {
-  const limit = checkLimit(opts.limit);
+  const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
   let after: Record<string, unknown> | undefined;
   if (opts.cursor) {
     const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
