@@ -6,7 +6,9 @@ import { isUuid } from "../../platform/uuid.js";
 import { EVENT_SCOPES, EVENT_TYPES, isEventType } from "./types.js";
 import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
-import { checkLimit } from "../../platform/schema/pagination.js";
+import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
+import { jsonArgs } from "../../platform/validate.js";
+import { listEventsInput, storeEventsInput } from "./schemas.js";
 import { tenantOf } from "../../platform/schema/context.js";
 
 const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
@@ -41,32 +43,19 @@ async function storeToFollow(ctx: Context, storeId: string | null | undefined): 
     return principal.storeId;
   }
   if (storeId == null) throw invalidRequest("storeId is required for administrators.", [{ field: "storeId", code: "REQUIRED", message: "required" }]);
-  const store = isUuid(storeId) ? await ctx.db.store.findUnique({ where: { id: storeId }, select: { id: true } }) : null;
+  const store = await ctx.db.store.findUnique({ where: { id: storeId }, select: { id: true } });
   if (!store) throw new ApiError("NOT_FOUND", `No store ${storeId}.`);
   return store.id;
 }
 
-/** The event types a subscriber gets: those asked for (default all), less those the partner's scopes do not cover. */
+/** The event types a reader gets: those asked for (default all), less those the partner's scopes do not cover. */
 function typesToFollow(ctx: Context, asked: readonly string[] | null | undefined): string[] {
-  const unknown = (asked ?? []).filter((t) => !isEventType(t));
-  if (unknown.length) {
-    throw invalidRequest(`Unknown event type ${unknown.join(", ")}; use one of ${EVENT_TYPES.join(", ")}.`, [
-      { field: "types", code: "INVALID_VALUE", message: `unknown event type ${unknown.join(", ")}` },
-    ]);
-  }
   const { principal } = ctx;
   return EVENT_TYPES.filter((t) => (asked ? asked.includes(t) : true) && (principal.kind !== "partner" || principal.scopes.has(EVENT_SCOPES[t])));
 }
 
-function parseAfter(after: string | null | undefined): bigint | null {
-  if (after == null) return null;
-  if (!/^\d{1,16}$/.test(after)) {
-    throw invalidRequest("after must be a sequence number.", [
-      { field: "after", code: "INVALID_FORMAT", message: "must be the sequence of the last event seen" },
-    ]);
-  }
-  return BigInt(after);
-}
+/** GraphQL's list of types as the comma-separated text REST takes, for the one validator. */
+const typesText = (types: readonly string[] | null | undefined) => (types ? types.join(",") : null);
 
 builder.subscriptionField("storeEvents", (t) =>
   t.field({
@@ -82,9 +71,10 @@ builder.subscriptionField("storeEvents", (t) =>
       after: t.arg.string({ description: "The sequence of the last event seen" }),
     },
     subscribe: async (_root, args, ctx) => {
+      storeEventsInput.check(jsonArgs({ storeId: args.storeId, types: typesText(args.types), after: args.after }));
       const storeId = await storeToFollow(ctx, args.storeId == null ? null : String(args.storeId));
       const types = typesToFollow(ctx, args.types);
-      const after = parseAfter(args.after);
+      const after = args.after == null ? null : BigInt(args.after);
       const { db, storeEvents } = ctx.services;
       // A Repeater, not the generator itself: its stop fires when the client goes away, even while the
       // generator waits for the next event, and aborting that wait ends the generator.
@@ -113,7 +103,8 @@ builder.queryFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      return feedPage(ctx.db, storeId, { after: parseAfter(args.after) ?? 0n, types: typesToFollow(ctx, args.types), limit: checkLimit(args.limit) });
+      listEventsInput.check(jsonArgs({ after: args.after, types: typesText(args.types), limit: args.limit }));
+      return feedPage(ctx.db, storeId, { after: BigInt(args.after ?? 0), types: typesToFollow(ctx, args.types), limit: args.limit ?? DEFAULT_PAGE_SIZE });
     },
   }),
   event: t.field({

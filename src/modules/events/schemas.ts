@@ -1,0 +1,26 @@
+import type { JsonSchema } from "../../platform/route.js";
+import { limitParam, uuid } from "../../platform/schemas.js";
+import { defineQuery } from "../../platform/validate.js";
+import { EVENT_TYPES } from "./types.js";
+
+/** A sequence number as text: the feed's cursor and a subscription's resume point. */
+const sequenceParam: JsonSchema = {
+  type: "string",
+  pattern: "^\\d{1,16}$",
+  description: "The sequence of the last event read (pagination.nextCursor of the previous page)",
+};
+
+const typeAlternatives = EVENT_TYPES.map((t) => t.replace(/\./g, "\\.")).join("|");
+
+/** Event types as a comma-separated list (GraphQL's list argument is joined into the same text before the check). */
+const typesParam: JsonSchema = {
+  type: "string",
+  pattern: `^(${typeAlternatives})(,(${typeAlternatives}))*$`,
+  description: `Comma-separated event types, among ${EVENT_TYPES.join(", ")}`,
+};
+
+/** GET /public/v1/events and the `events` query. */
+export const listEventsInput = defineQuery({ after: sequenceParam, types: typesParam, limit: limitParam });
+
+/** The `storeEvents` subscription. */
+export const storeEventsInput = defineQuery({ storeId: uuid, types: typesParam, after: sequenceParam });
