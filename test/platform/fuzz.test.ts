@@ -5,7 +5,8 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
 import { routes } from "../../src/rest/routes.js";
-import type { AnyRoute, JsonSchema } from "../../src/platform/route.js";
+import { print } from "graphql";
+import type { Route, JsonSchema } from "../../src/platform/route.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import { compileBody, compileObject } from "../../src/rest/validate.js";
 import { tableCounter } from "./support.js";
@@ -72,16 +73,16 @@ const segment = fc.oneof(
 type Mode = "path" | "query" | "json" | "media" | "schema" | "auth" | "noise" | "hostile" | "graphql";
 
 interface Plan {
-  route: AnyRoute;
+  route: Route;
   path?: ValidateFunction;
   query?: ValidateFunction;
   body?: ValidateFunction;
   modes: Mode[];
 }
 
-const hasBody = (r: AnyRoute) => r.method !== "GET" && r.method !== "DELETE";
+const hasBody = (r: Route) => r.method !== "GET" && r.method !== "DELETE";
 
-function planOf(route: AnyRoute): Plan {
+function planOf(route: Route): Plan {
   const path = route.pathParams ? compileObject(route.pathParams, Object.keys(route.pathParams)) : undefined;
   const query = route.query ? compileObject(route.query.properties, route.query.required) : undefined;
   const body = route.body ? compileBody(route.body) : undefined;
@@ -335,7 +336,7 @@ function hostileRequestOf(plan: Plan, door: "hostile" | "graphql"): fc.Arbitrary
         const queryObject: Record<string, unknown> = Object.fromEntries(query);
         plan.query?.(queryObject);
         const variables = route.variables({ path: decodedParams(params), query: queryObject, body: body ?? {}, principal });
-        return { ...request, graphql: { query: route.document, variables } };
+        return { ...request, graphql: { query: print(route.document), variables } };
       }),
   );
 }
@@ -354,7 +355,7 @@ function decodedParams(params: Record<string, string>): Record<string, string> {
 
 const LEAKS = /\bat [\w.<>]+ \(|node_modules|prisma|\bSELECT\b|\bINSERT\b|\bUPDATE "|stack/i;
 
-async function send(route: AnyRoute, r: FuzzRequest): Promise<{ status: number; type: string; text: string }> {
+async function send(route: Route, r: FuzzRequest): Promise<{ status: number; type: string; text: string }> {
   if (r.graphql) {
     const res = await fetch(`${app.baseUrl}/graphql`, { method: "POST", headers: r.headers, body: JSON.stringify(r.graphql) });
     return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };

@@ -1,15 +1,22 @@
-import { defineRoute } from "../../platform/route.js";
-import { CustomerDetailSchema, CustomerInputSchema, CustomerPatchSchema, CustomerSchema } from "./schemas.js";
-import { cursorParam, limitParam, locationHeader, pageOf, updatedSinceParam, uuid } from "../../platform/schemas.js";
+import { defineRoute, read } from "../../platform/route.js";
+import { graphql } from "../../platform/schema/typed.js";
+import { PaginationFragment } from "../../platform/schema/fields.js";
+import { CustomerInputSchema, CustomerPatchSchema } from "./schemas.js";
+import { cursorParam, limitParam, locationHeader, updatedSinceParam, uuid } from "../../platform/schemas.js";
 import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "./search.js";
-import type { Page } from "../../platform/schema/pagination.js";
 
-type CustomerBody = Record<string, unknown> & { id: string };
+const CustomerFragment = graphql(`fragment Customer on Customer { id name phone email createdAt updatedAt }`);
 
-const CUSTOMER_FIELDS = "id name phone email createdAt updatedAt";
+const CustomerDetailFragment = graphql(
+  `fragment CustomerDetail on Customer {
+    ...Customer
+    deliveryAddresses { id street number neighborhood city state postalCode complement }
+    contactSummary { orderCount firstOrderAt lastOrderAt } }`,
+  [CustomerFragment],
+);
 
 export const customerRoutes = [
-  defineRoute<{ customers: Page<CustomerBody> }>({
+  defineRoute({
     operationId: "listCustomers",
     method: "GET",
     path: "/public/v1/customers",
@@ -25,23 +32,26 @@ export const customerRoutes = [
         updated_since: updatedSinceParam,
       },
     },
-    document: `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
-      customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
-        data { ${CUSTOMER_FIELDS} }
-        pagination { hasMore cursor nextCursor }
-      }
-    }`,
+    document: graphql(
+      `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
+        customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
+          data { ...Customer }
+          pagination { ...Pagination }
+        }
+      }`,
+      [CustomerFragment, PaginationFragment],
+    ),
     variables: ({ query }) => ({
-      limit: query.limit,
-      cursor: query.cursor ?? null,
-      search: query.search ?? null,
-      updatedSince: query.updated_since ?? null,
+      limit: read.number(query.limit),
+      cursor: read.string(query.cursor),
+      search: read.string(query.search),
+      updatedSince: read.string(query.updated_since),
     }),
     respond: (data) => ({ body: data.customers }),
     status: 200,
-    response: { description: "A page of customers", schema: pageOf(CustomerSchema) },
+    response: { description: "A page of customers" },
   }),
-  defineRoute<{ customer: CustomerBody }>({
+  defineRoute({
     operationId: "getCustomerById",
     method: "GET",
     path: "/public/v1/customers/{id}",
@@ -50,20 +60,14 @@ export const customerRoutes = [
     description: "The list fields plus the delivery addresses and a summary of the customer's orders.",
     scope: "customers:read",
     pathParams: { id: uuid },
-    document: `query getCustomerById($id: ID!) {
-      customer(id: $id) {
-        ${CUSTOMER_FIELDS}
-        deliveryAddresses { id street number neighborhood city state postalCode complement }
-        contactSummary { orderCount firstOrderAt lastOrderAt }
-      }
-    }`,
+    document: graphql(`query getCustomerById($id: ID!) { customer(id: $id) { ...CustomerDetail } }`, [CustomerDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.customer }),
     status: 200,
-    response: { description: "The customer", schema: CustomerDetailSchema },
+    response: { description: "The customer" },
     errors: [404],
   }),
-  defineRoute<{ createCustomer: CustomerBody }>({
+  defineRoute({
     operationId: "createCustomer",
     method: "POST",
     path: "/public/v1/customers",
@@ -72,13 +76,13 @@ export const customerRoutes = [
     description: "Emits customer.created.",
     scope: "customers:write",
     body: CustomerInputSchema,
-    document: `mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ${CUSTOMER_FIELDS} } }`,
+    document: graphql(`mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ...Customer } }`, [CustomerFragment]),
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createCustomer, headers: { location: `/public/v1/customers/${data.createCustomer.id}` } }),
     status: 201,
-    response: { description: "The customer", schema: CustomerSchema, headers: locationHeader("/public/v1/customers/{id}") },
+    response: { description: "The customer", headers: locationHeader("/public/v1/customers/{id}") },
   }),
-  defineRoute<{ updateCustomer: CustomerBody }>({
+  defineRoute({
     operationId: "updateCustomer",
     method: "PATCH",
     path: "/public/v1/customers/{id}",
@@ -88,11 +92,13 @@ export const customerRoutes = [
     scope: "customers:write",
     pathParams: { id: uuid },
     body: CustomerPatchSchema,
-    document: `mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ${CUSTOMER_FIELDS} } }`,
+    document: graphql(`mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ...Customer } }`, [
+      CustomerFragment,
+    ]),
     variables: ({ path, body }) => ({ id: path.id, input: body }),
     respond: (data) => ({ body: data.updateCustomer }),
     status: 200,
-    response: { description: "The customer after the change", schema: CustomerSchema },
+    response: { description: "The customer after the change" },
     errors: [404],
   }),
 ];

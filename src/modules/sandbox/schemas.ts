@@ -1,5 +1,4 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { uuid } from "../../platform/schemas.js";
 import { SCENARIOS } from "./scenarios.js";
 
 export const SandboxOrderSchema: JsonSchema = {
@@ -13,16 +12,5 @@ export const SandboxOrderSchema: JsonSchema = {
         "delivery: fee and full address; pickup: counter pickup; scheduled: future delivery; cash: pay on delivery with change; " +
         "online_payment: approved digital payment; with_discount: coupon applied; cancelled: cancelled by the restaurant",
     },
-  },
-};
-
-export const SeedResultSchema: JsonSchema = {
-  type: "object",
-  required: ["storeId", "categories", "products", "customers"],
-  properties: {
-    storeId: uuid,
-    categories: { type: "integer", description: "Categories the store now has" },
-    products: { type: "integer" },
-    customers: { type: "integer" },
   },
 };

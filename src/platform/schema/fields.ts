@@ -1,5 +1,6 @@
 import type { ObjectRef } from "@pothos/core";
 import { builder } from "./builder.js";
+import { graphql } from "./typed.js";
 import type { Page, Pagination } from "./pagination.js";
 import { invalidRequest } from "../errors.js";
 import { isUuid } from "../uuid.js";
@@ -8,6 +9,12 @@ import { isUuid } from "../uuid.js";
 
 /** Money is stored in integer cents and rendered as a JSON number with at most two decimals (1999 → 19.99). */
 export const money = (cents: number): number => cents / 100;
+
+/** The `extensions` of a money field: its REST schema says at most two decimals, which a Float cannot. */
+export const MONEY = { jsonSchema: { multipleOf: 0.01, description: "Amount with at most two decimals" } };
+
+/** The `extensions` of a String field that carries a uuid (a foreign key exposed as text). */
+export const UUID_TEXT = { jsonSchema: { format: "uuid" } };
 
 /**
  * GraphQL callers skip the REST path validator, and PostgreSQL rejects a malformed uuid with an error
@@ -27,6 +34,9 @@ export const PaginationRef = builder.objectRef<Pagination>("Pagination").impleme
     nextCursor: t.exposeString("nextCursor", { nullable: true, description: "Same value as cursor (both published names)." }),
   }),
 });
+
+/** The pagination block of every REST list (an OpenAPI component). */
+export const PaginationFragment = graphql(`fragment Pagination on Pagination { hasMore cursor nextCursor }`);
 
 /** A page wrapper type `<Name> { data: [Item!]! pagination: Pagination! }`, the shape of every REST list. */
 export function pageType<Shape extends { id: string }>(name: string, item: ObjectRef<(typeof builder)["$inferSchemaTypes"], Shape>) {
