@@ -1,4 +1,4 @@
-import { defineRoute, read } from "../../platform/route.js";
+import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 import { ProductStatusSchema } from "./schemas.js";
@@ -52,7 +52,7 @@ export const catalogRoutes = [
       }`,
       [ProductFragment, PaginationFragment],
     ),
-    variables: ({ query }) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
+    variables: ({ query }, read) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
     respond: (data) => ({ body: data.products }),
     status: 200,
     response: { description: "A page of products" },
@@ -86,7 +86,7 @@ export const catalogRoutes = [
     document: graphql(`mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ...Product } }`, [
       ProductFragment,
     ]),
-    variables: ({ path, body }) => ({ id: path.id, isActive: read.required(read.boolean(read.field(body, "isActive")), "isActive") }),
+    variables: ({ path, body }, read) => ({ id: path.id, isActive: read.required(read.boolean(read.field(body, "isActive")), "isActive") }),
     respond: (data) => ({ body: data.setProductStatus }),
     status: 200,
     response: { description: "The product" },

@@ -1,4 +1,4 @@
-import { defineRoute, read } from "../../platform/route.js";
+import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 import { CustomerInputSchema, CustomerPatchSchema } from "./schemas.js";
@@ -41,7 +41,7 @@ export const customerRoutes = [
       }`,
       [CustomerFragment, PaginationFragment],
     ),
-    variables: ({ query }) => ({
+    variables: ({ query }, read) => ({
       limit: read.number(query.limit),
       cursor: read.string(query.cursor),
       search: read.string(query.search),

@@ -74,7 +74,7 @@ builder.prismaObject("OrderStatusHistory", {
 export const Order = builder.prismaObject("Order", {
   fields: (t) => ({
     id: t.exposeID("id"),
-    displayId: t.string({ description: "orderNumber as a string (formal schema name)", resolve: (o) => String(o.orderNumber) }),
+    displayId: t.string({ description: 'orderNumber as a string, e.g. "1042" (formal schema name)', resolve: (o) => String(o.orderNumber) }),
     orderNumber: t.exposeInt("orderNumber", { description: "Per-store sequence number" }),
     status: t.expose("status", { type: OrderStatusEnum }),
     type: t.expose("type", { type: OrderTypeEnum }),

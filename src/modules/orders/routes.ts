@@ -1,4 +1,4 @@
-import { defineRoute, read } from "../../platform/route.js";
+import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 import { CreateOrderSchema, StatusChangeSchema } from "./schemas.js";
@@ -62,7 +62,7 @@ export const orderRoutes = [
       }`,
       [OrderFragment, PaginationFragment],
     ),
-    variables: ({ query }) => ({
+    variables: ({ query }, read) => ({
       limit: read.number(query.limit),
       cursor: read.string(query.cursor),
       status: read.oneOf(ORDER_STATUSES, query.status),
@@ -126,7 +126,7 @@ export const orderRoutes = [
         updateOrderStatus(id: $id, status: $status, reason: $reason) { ...OrderDetail } }`,
       [OrderDetailFragment],
     ),
-    variables: ({ path, body }) => ({
+    variables: ({ path, body }, read) => ({
       id: path.id,
       status: read.required(read.oneOf(ORDER_STATUSES, read.field(body, "status")), "status"),
       reason: read.string(read.field(body, "reason")),

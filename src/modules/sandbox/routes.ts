@@ -1,4 +1,4 @@
-import { defineRoute, read } from "../../platform/route.js";
+import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { locationHeader } from "../../platform/schemas.js";
 import { SandboxOrderSchema } from "./schemas.js";
@@ -51,7 +51,7 @@ export const sandboxRoutes = [
     document: graphql(`mutation createSandboxOrder($scenario: SandboxScenario!) { sandboxCreateOrder(scenario: $scenario) { ...OrderDetail } }`, [
       OrderDetailFragment,
     ]),
-    variables: ({ body }) => ({ scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")] }),
+    variables: ({ body }, read) => ({ scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")] }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,
     response: { description: "The generated order", headers: locationHeader("/public/v1/orders/{id}") },

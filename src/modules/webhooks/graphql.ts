@@ -125,7 +125,7 @@ const CreatedWebhookEndpoint = builder
       id: t.exposeID("id"),
       url: t.exposeString("url"),
       events: t.exposeStringList("events"),
-      secret: t.exposeString("secret", { description: "The signing secret. Shown only in this response." }),
+      secret: t.exposeString("secret", { description: "The whsec_… signing secret. Shown only in this response." }),
       secretPrefix: t.exposeString("secretPrefix"),
       message: t.string({
         resolve: () => "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",

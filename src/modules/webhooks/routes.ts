@@ -1,6 +1,6 @@
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
-import { defineRoute, read } from "../../platform/route.js";
+import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { CreateWebhookEndpointBody } from "./schemas.js";
 import { uuid } from "../../platform/schemas.js";
@@ -92,7 +92,7 @@ export const webhookRoutes = [
           data { ...WebhookDelivery } nextCursor } }`,
       [WebhookDeliveryFragment],
     ),
-    variables: ({ query }) => ({
+    variables: ({ query }, read) => ({
       status: read.oneOf(WEBHOOK_DELIVERY_STATUSES, query.status),
       endpointId: read.string(query.endpointId),
       eventType: read.string(query.eventType),
