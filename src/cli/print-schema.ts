@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { lexicographicSortSchema, printSchema } from "graphql";
+import { buildSchema, introspectionFromSchema, lexicographicSortSchema, printSchema } from "graphql";
+import { minifyIntrospection, outputIntrospectionFile } from "@gql.tada/internal";
 import { loadConfig } from "../platform/config.js";
 import { schema } from "../graphql/schema.js";
 import { routes } from "../rest/routes.js";
@@ -9,12 +10,16 @@ import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 /**
  * The checked-in contract artefacts, printed from code. The OpenAPI servers use the default base URL, not
  * this machine's PUBLIC_BASE_URL, so the file is the same wherever it is printed; the running service
- * serves its own base URL at /public/v1/openapi.json.
+ * serves its own base URL at /public/v1/openapi.json. The introspection types gql.tada reads to type the
+ * route documents are printed from schema.graphql's text, so they are exactly the published schema.
  */
 export function printArtefacts(): Record<string, string> {
+  const sdl = `${printSchema(lexicographicSortSchema(schema))}\n`;
+  const introspection = minifyIntrospection(introspectionFromSchema(buildSchema(sdl)));
   return {
-    "schema/schema.graphql": `${printSchema(lexicographicSortSchema(schema))}\n`,
-    "schema/openapi.json": printOpenApi(buildOpenApi(routes, loadConfig({}).publicBaseUrl)),
+    "schema/schema.graphql": sdl,
+    "schema/openapi.json": printOpenApi(buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl)),
+    "src/platform/schema/graphql-env.d.ts": outputIntrospectionFile(introspection, { fileType: ".d.ts", shouldPreprocess: true }),
   };
 }
 

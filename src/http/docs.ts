@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { ServerResponse } from "node:http";
+import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../platform/errors.js";
-import type { AnyRoute } from "../platform/route.js";
+import type { Route } from "../platform/route.js";
 import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 
 /**
@@ -42,9 +43,9 @@ function sendText(res: ServerResponse, type: string, body: string | Buffer, cach
   res.end(body);
 }
 
-export function createDocs(baseUrl: string, routes: AnyRoute[]): Docs {
+export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSchema): Docs {
   // Built once: the route table does not change while the process runs.
-  const document = printOpenApi(buildOpenApi(routes, baseUrl));
+  const document = printOpenApi(buildOpenApi(routes, schema, baseUrl));
   let redoc: Buffer | null = null;
 
   return {

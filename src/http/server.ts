@@ -54,7 +54,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const middleware: RouteMiddleware[] = [idempotency(services.db)];
   const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
   const yoga = createGraphqlServer(services, schema);
-  const docs = createDocs(services.config.publicBaseUrl, rest.routes);
+  const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));

@@ -1,6 +1,8 @@
+import type { DocumentNode } from "graphql";
 import type { Scope } from "./auth/scopes.js";
 import type { PartnerPrincipal } from "./auth/principal.js";
 import type { OperationInput } from "./validate.js";
+import type { TadaDocumentNode } from "./schema/typed.js";
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -18,17 +20,21 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
+/** The JSON Schema of the selection at a path of the operation's result, e.g. at("orders") (generated from the GraphQL schema). */
+export type SelectionAt = (...path: string[]) => JsonSchema;
+
 export interface ResponseSpec {
   description: string;
-  schema?: JsonSchema;
+  /**
+   * The body's schema, built from the document's selection; by default the selection of the operation's only
+   * root field (the body is `data.<field>`). A route whose body wraps or unwraps the data says so here.
+   */
+  body?: (at: SelectionAt) => JsonSchema;
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
 
-/**
- * One row of the REST façade: where a /public/v1 route's inputs come from, which GraphQL operation answers
- * it, how its result becomes the HTTP response, and the JSON schemas that validate input and print OpenAPI.
- */
-export interface RestRoute<TData = Record<string, unknown>> {
+/** What a route declares besides its operation: path, inputs, scope and the HTTP answer. */
+interface RouteSpec {
   operationId: string;
   method: HttpMethod;
   /** OpenAPI-style template, e.g. /public/v1/orders/{id} */
@@ -46,23 +52,83 @@ export interface RestRoute<TData = Record<string, unknown>> {
   body?: OperationInput;
   /** Whether the route takes Idempotency-Key (default: POST, PUT and PATCH do). */
   acceptsIdempotencyKey?: boolean;
-  document: string;
-  variables: (input: RouteInput) => Record<string, unknown>;
-  respond: (data: TData, input: RouteInput) => RouteResult;
   status: number;
   response: ResponseSpec;
   /** Error statuses this route can answer besides the common ones (400, 401, 403, 429, 500). */
   errors?: number[];
 }
 
-export function defineRoute<TData>(route: RestRoute<TData>): RestRoute<TData> {
-  return route;
+type Scalar = string | number | boolean | null | undefined;
+
+/**
+ * A document's variables as a route supplies them: scalars and enums as typed; an input object may be the
+ * validated JSON body as it came, because GraphQL coerces it against the input type when the operation runs.
+ */
+export type RouteVariables<Variables> = { [K in keyof Variables]: Variables[K] extends Scalar ? Variables[K] : unknown };
+
+/**
+ * One row of the REST façade as written: where a /public/v1 route's inputs come from, which GraphQL operation
+ * answers it and how its result becomes the HTTP response. tsc checks `variables` and `respond` against the
+ * document's types.
+ */
+export interface TypedRoute<Result, Variables> extends RouteSpec {
+  document: TadaDocumentNode<Result, Variables>;
+  variables: (input: RouteInput, read: InputReaders) => RouteVariables<Variables>;
+  respond: (data: Result, input: RouteInput) => RouteResult;
 }
 
-export type AnyRoute = RestRoute<never>;
+/** Executes a route's document; its result is the document's result type (the router validated it against the schema). */
+export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result, Variables>, variables: RouteVariables<Variables>) => Promise<Result>;
+
+/** A row of the route table with its operation's types erased: `answer` was checked when the row was defined. */
+export interface Route extends RouteSpec {
+  document: DocumentNode;
+  /** The operation's variables; `read` defaults to the checking readers (tests pass others to send raw values). */
+  variables: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
+  /** Runs the operation through `run` with the row's variables and turns its result into the HTTP answer. */
+  answer: (run: RunOperation, input: RouteInput) => Promise<RouteResult>;
+}
+
+export function defineRoute<Result, Variables>(route: TypedRoute<Result, Variables>): Route {
+  const { variables, respond, ...spec } = route;
+  return {
+    ...spec,
+    variables: (input, read = checkedReaders) => variables(input, read),
+    answer: async (run, input) => respond(await run(route.document, variables(input, checkedReaders)), input),
+  };
+}
 
 const WRITE_METHODS = new Set<HttpMethod>(["POST", "PUT", "PATCH"]);
 
 /** The one rule for which routes take Idempotency-Key: the middleware and the OpenAPI document both ask it. */
 export const acceptsIdempotencyKey = (route: { method: HttpMethod; acceptsIdempotencyKey?: boolean }): boolean =>
   route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** How `variables` reads its input: the router's readers narrow validated values for tsc. */
+export interface InputReaders {
+  field(body: unknown, name: string): unknown;
+  string(value: unknown): string | null;
+  number(value: unknown): number | null;
+  boolean(value: unknown): boolean | null;
+  oneOf<T extends string>(values: readonly T[], value: unknown): T | null;
+  required<T>(value: T | null | undefined, name: string): T;
+}
+
+/**
+ * The router's readers: the route's JSON Schemas have checked each value's type before `variables` runs;
+ * these narrow it for tsc by testing it, not by asserting it.
+ */
+export const checkedReaders: InputReaders = {
+  field: (body: unknown, name: string): unknown => (isRecord(body) ? body[name] : undefined),
+  string: (value: unknown): string | null => (typeof value === "string" ? value : null),
+  number: (value: unknown): number | null => (typeof value === "number" ? value : null),
+  boolean: (value: unknown): boolean | null => (typeof value === "boolean" ? value : null),
+  oneOf: <T extends string>(values: readonly T[], value: unknown): T | null => values.find((v) => v === value) ?? null,
+  /** A value the schema requires: its absence is a bug in the row, not the client's error. */
+  required<T>(value: T | null | undefined, name: string): T {
+    if (value === null || value === undefined) throw new Error(`route input ${name} is missing after validation`);
+    return value;
+  },
+};

@@ -3,15 +3,13 @@ import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "./input.js";
 import { definePath, defineQuery } from "./validate.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./schema/pagination.js";
 
-/** JSON Schema building blocks shared by every domain's route schemas. */
+/** JSON Schema building blocks shared by every domain's request schemas (responses come from GraphQL selections). */
 
 export const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: "null" }] });
 
 export const uuid: JsonSchema = { type: "string", format: "uuid" };
 
 export const dateTime: JsonSchema = { type: "string", format: "date-time" };
-
-export const money: JsonSchema = { type: "number", multipleOf: 0.01, description: "Amount with at most two decimals" };
 
 /** The Location header of a 201: the new resource's path, relative to the API's base URL. */
 export const locationHeader = (path: string) => ({
@@ -42,27 +40,6 @@ export const updatedSinceParam: JsonSchema = {
   format: "date-time",
   description: `ISO 8601 date-time with a zone (e.g. 2025-01-31T12:00:00.000Z), years ${MIN_YEAR} to ${MAX_YEAR}; only items with updatedAt at or after it, oldest change first`,
 };
-
-export const integer: JsonSchema = { type: "integer" };
-
-export const text: JsonSchema = { type: "string" };
-
-export const PaginationSchema: JsonSchema = {
-  type: "object",
-  required: ["hasMore", "cursor", "nextCursor"],
-  properties: {
-    hasMore: { type: "boolean" },
-    cursor: { ...nullable(text), description: "Id of the last returned item; null on the last page" },
-    nextCursor: { ...nullable(text), description: "Same value as cursor (both published names)" },
-  },
-};
-
-/** `{ data: [item], pagination }`, the body of every paginated list. */
-export const pageOf = (item: JsonSchema): JsonSchema => ({
-  type: "object",
-  required: ["data", "pagination"],
-  properties: { data: { type: "array", items: item }, pagination: PaginationSchema },
-});
 
 /* Request bodies. Unknown fields are ignored, so a client may send an item's unitPrice
    or total: prices always come from the catalog. */

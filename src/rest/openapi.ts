@@ -1,12 +1,13 @@
 import { STATUS_CODES } from "node:http";
+import type { GraphQLSchema } from "graphql";
 import * as catalogSchemas from "../modules/catalog/schemas.js";
 import * as customerSchemas from "../modules/customers/schemas.js";
 import * as orderSchemas from "../modules/orders/schemas.js";
-import { PaginationSchema } from "../platform/schemas.js";
 import * as sandboxSchemas from "../modules/sandbox/schemas.js";
 import * as storeSchemas from "../modules/store/schemas.js";
 import * as webhookSchemas from "../modules/webhooks/schemas.js";
-import { acceptsIdempotencyKey, type AnyRoute, type JsonSchema } from "../platform/route.js";
+import { acceptsIdempotencyKey, type Route, type JsonSchema } from "../platform/route.js";
+import { SelectionSchemas } from "./openapi-selection.js";
 import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
   HEADERS,
@@ -24,8 +25,9 @@ import {
 } from "./openapi-platform.js";
 
 /**
- * Builds the OpenAPI 3.1 document from the route table: every route's parameters, body, responses
- * and scope come from the same JSON schemas the router validates with, so document and server agree.
+ * Builds the OpenAPI 3.1 document from the route table: every route's parameters, request body and scope come
+ * from the same JSON schemas the router validates with, and its response body from its GraphQL selection, so
+ * document and server agree.
  */
 
 export interface OpenApiOperation {
@@ -56,7 +58,7 @@ export interface OpenApiDocument {
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500, 503];
 
 /** The error statuses a route documents: the common ones, the route's own, and those its shape implies. */
-export function errorStatuses(route: AnyRoute): number[] {
+export function errorStatuses(route: Route): number[] {
   const statuses = new Set([...COMMON_ERROR_STATUSES, ...(route.errors ?? [])]);
   if (route.pathParams) statuses.add(404); // a well-formed id that is not in this store
   if (route.body) {
@@ -67,14 +69,14 @@ export function errorStatuses(route: AnyRoute): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-const restSchemas = { PaginationSchema, ...storeSchemas, ...orderSchemas, ...customerSchemas, ...catalogSchemas, ...sandboxSchemas, ...webhookSchemas };
+const restSchemas = { ...storeSchemas, ...orderSchemas, ...customerSchemas, ...catalogSchemas, ...sandboxSchemas, ...webhookSchemas };
 
 /**
- * Route schemas exported from a module's schemas.ts as `<Name>Schema` become components named `<Name>`,
+ * Request schemas exported from a module's schemas.ts as `<Name>Schema` become components named `<Name>`,
  * found by identity wherever a route uses them; everything else stays inline.
  */
 class SchemaRegistry {
-  private readonly names = new Map<object, string>();
+  readonly names = new Map<object, string>();
   readonly components: Record<string, JsonSchema> = {};
 
   constructor(reserved: Record<string, JsonSchema>) {
@@ -116,7 +118,15 @@ function parameter(name: string, where: "path" | "query", schema: JsonSchema, re
   return { name, in: where, required, ...(description ? { description } : {}), schema: rest };
 }
 
-function operationOf(route: AnyRoute, registry: SchemaRegistry): OpenApiOperation {
+/** The success body's schema: the route's own pick of its selection, or its one root field's selection. */
+function responseSchema(route: Route, selections: SelectionSchemas): JsonSchema {
+  const { at, rootFields } = selections.of(route.document, route.operationId);
+  if (route.response.body) return route.response.body(at);
+  if (rootFields.length !== 1) throw new Error(`${route.operationId}: say which part of the result is the body (response.body)`);
+  return at(rootFields[0]);
+}
+
+function operationOf(route: Route, registry: SchemaRegistry, selections: SelectionSchemas): OpenApiOperation {
   const parameters: JsonSchema[] = [];
   for (const [name, schema] of Object.entries(route.pathParams?.properties ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
   const required = new Set(route.query?.required ?? []);
@@ -133,9 +143,7 @@ function operationOf(route: AnyRoute, registry: SchemaRegistry): OpenApiOperatio
     successHeaders[name] = { description: header.description, schema: registry.use(header.schema) };
   }
   const success: JsonSchema = { description: route.response.description, headers: successHeaders };
-  if (route.response.schema && route.status !== 204) {
-    success.content = { "application/json": { schema: registry.use(route.response.schema) } };
-  }
+  if (route.status !== 204) success.content = { "application/json": { schema: responseSchema(route, selections) } };
   const responses: Record<string, JsonSchema> = { [String(route.status)]: success };
   Object.assign(responses, problems(errorStatuses(route)));
 
@@ -160,7 +168,7 @@ function operationOf(route: AnyRoute, registry: SchemaRegistry): OpenApiOperatio
   return operation;
 }
 
-function checkUnique(routes: AnyRoute[]): void {
+function checkUnique(routes: Route[]): void {
   const ids = new Set<string>();
   const keys = new Set<string>();
   for (const r of routes) {
@@ -172,10 +180,11 @@ function checkUnique(routes: AnyRoute[]): void {
   }
 }
 
-export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocument {
+export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: string): OpenApiDocument {
   checkUnique(routes);
   const ownSchemas = { ...PLATFORM_SCHEMAS, ...eventSchemas() };
   const registry = new SchemaRegistry(ownSchemas);
+  const selections = new SelectionSchemas(schema, new Set([...Object.keys(ownSchemas), ...registry.names.values()]));
 
   const paths: OpenApiDocument["paths"] = {};
   const add = (path: string, method: string, operation: OpenApiOperation) => {
@@ -186,7 +195,7 @@ export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocume
     for (const p of PLATFORM_OPERATIONS) if (p.first === first) add(p.path, p.method, p.operation as OpenApiOperation);
   };
   platform(true);
-  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry));
+  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections));
   platform(false);
 
   const used = new Set<number>();
@@ -227,7 +236,7 @@ export function buildOpenApi(routes: AnyRoute[], baseUrl: string): OpenApiDocume
     paths,
     webhooks: webhooks(),
     components: {
-      schemas: { ...ownSchemas, ...registry.components },
+      schemas: { ...ownSchemas, ...selections.components, ...registry.components },
       parameters: PARAMETERS,
       headers: HEADERS,
       responses,

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { DocumentNode, GraphQLSchema } from "graphql";
+import type { GraphQLSchema } from "graphql";
 import { ApiError, insufficientScope, invalidRequest } from "../platform/errors.js";
 import type { PartnerPrincipal, Principal } from "../platform/auth/principal.js";
 import { createContext } from "../platform/schema/context.js";
@@ -9,16 +9,15 @@ import type { Services } from "../platform/services.js";
 import { parseBody, requestBody } from "../http/body.js";
 import { send } from "../http/response.js";
 import { pickDeclared, queryOf } from "./validate.js";
-import { prepareDocument, runDocument, type OperationRunner } from "./execute.js";
-import type { AnyRoute, RouteInput, RouteResult } from "../platform/route.js";
+import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
+import type { Route, RouteInput, RouteResult, RunOperation } from "../platform/route.js";
 
 interface CompiledRoute {
-  route: AnyRoute;
+  route: Route;
   pattern: RegExp;
   paramNames: string[];
   /** Literal segments in the template: among routes matching a path, the one with most wins. */
   literals: number;
-  document: DocumentNode;
   /** The operation waits on a network call, so no transaction may be held open around it. */
   callsOut: boolean;
 }
@@ -40,7 +39,7 @@ export type RouteNext = (transaction?: Tx) => Promise<RouteResult>;
 
 /** A hook around a route's execution (idempotency wraps writes with it). */
 export type RouteMiddleware = (
-  ctx: { route: AnyRoute; input: RouteInput; rawBody: string; req: IncomingMessage; callsOut: boolean },
+  ctx: { route: Route; input: RouteInput; rawBody: string; req: IncomingMessage; callsOut: boolean },
   next: RouteNext,
 ) => Promise<RouteResult>;
 
@@ -82,20 +81,19 @@ export class RestRouter {
   constructor(
     private readonly services: Services,
     schema: GraphQLSchema,
-    routes: AnyRoute[],
+    routes: Route[],
     private readonly middleware: RouteMiddleware[] = [],
     private readonly runOperation: OperationRunner = (op, ctx) => runDocument(schema, op.document, op.variables, ctx),
   ) {
     this.compiled = routes.map((route) => {
       const { pattern, paramNames } = compilePath(route.path);
-      const document = prepareDocument(schema, route.document, route.operationId);
+      checkDocument(schema, route.document, route.operationId);
       return {
         route,
         pattern,
         paramNames,
         literals: route.path.split("/").filter((s) => !s.startsWith("{")).length,
-        document,
-        callsOut: operationCallsOut(schema, document),
+        callsOut: operationCallsOut(schema, route.document),
       };
     });
   }
@@ -159,8 +157,12 @@ export class RestRouter {
 
     const run: RouteNext = async (transaction) => {
       const ctx = createContext(this.services, principal, r.requestId, transaction ?? null);
-      const data = await this.runOperation({ operationId: route.operationId, document: compiled.document, variables: route.variables(input) }, ctx);
-      return route.respond(data as never, input);
+      const runOperation: RunOperation = async <Result>(document: Route["document"], variables: Record<string, unknown>) => {
+        const data = await this.runOperation({ operationId: route.operationId, document, variables }, ctx);
+        // The document was validated against the schema at start, and its result type was computed from that schema.
+        return data as Result;
+      };
+      return route.answer(runOperation, input);
     };
     const chain = this.middleware.reduceRight<RouteNext>(
       (next, mw) => (transaction) => mw({ route, input, rawBody, req: r.req, callsOut: compiled.callsOut }, (inner) => next(inner ?? transaction)),
@@ -170,7 +172,7 @@ export class RestRouter {
     send(r.res, result.status ?? route.status, result.body, result.headers);
   }
 
-  private authorize(route: AnyRoute, principal: Principal): PartnerPrincipal {
+  private authorize(route: Route, principal: Principal): PartnerPrincipal {
     if (principal.kind === "anonymous") {
       throw new ApiError("UNAUTHORIZED", "This route needs an access token: send Authorization: Bearer <access_token> (get one at POST /partner/auth/token).");
     }
@@ -182,7 +184,7 @@ export class RestRouter {
     return principal;
   }
 
-  get routes(): AnyRoute[] {
+  get routes(): Route[] {
     return this.compiled.map((c) => c.route);
   }
 }

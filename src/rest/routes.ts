@@ -1,4 +1,4 @@
-import type { AnyRoute } from "../platform/route.js";
+import type { Route } from "../platform/route.js";
 import { storeRoutes } from "../modules/store/routes.js";
 import { orderRoutes } from "../modules/orders/routes.js";
 import { customerRoutes } from "../modules/customers/routes.js";
@@ -7,11 +7,4 @@ import { sandboxRoutes } from "../modules/sandbox/routes.js";
 import { webhookRoutes } from "../modules/webhooks/routes.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
-export const routes: AnyRoute[] = [
-  ...storeRoutes,
-  ...orderRoutes,
-  ...customerRoutes,
-  ...catalogRoutes,
-  ...sandboxRoutes,
-  ...webhookRoutes,
-] as unknown as AnyRoute[];
+export const routes: Route[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes, ...sandboxRoutes, ...webhookRoutes];

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApi } from "../../src/rest/openapi.js";
+import { schema } from "../../src/graphql/schema.js";
 import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call } from "../helpers/tenants.js";
@@ -22,7 +23,7 @@ describe("GET /public/v1/openapi.json", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApi(routes, "http://api.test.local"))));
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApi(routes, schema, "http://api.test.local"))));
     expect((res.body as { servers: { url: string }[] }).servers[0].url).toBe("http://api.test.local");
   });
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
 import { EVENT_TYPES } from "../../src/modules/events/types.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
+import { schema } from "../../src/graphql/schema.js";
 import { eventSchemaName } from "../../src/rest/openapi-platform.js";
 import type { JsonSchema } from "../../src/platform/route.js";
 import { routes } from "../../src/rest/routes.js";
@@ -16,7 +17,7 @@ import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js"
  * and required, and nothing is documented that the code does not send.
  */
 
-const doc = buildOpenApi(routes, loadConfig({}).publicBaseUrl);
+const doc = buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl);
 let app: TestApp;
 let t: Tenant;
 

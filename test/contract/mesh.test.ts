@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
 import { buildOpenApi, operationIds, type OpenApiDocument } from "../../src/rest/openapi.js";
+import { schema } from "../../src/graphql/schema.js";
 import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant } from "../helpers/tenants.js";
@@ -18,7 +19,7 @@ import type { GraphQLSchema } from "graphql";
  * header and status, undocumented fields included).
  */
 
-const doc: OpenApiDocument = buildOpenApi(routes, loadConfig({}).publicBaseUrl);
+const doc: OpenApiDocument = buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl);
 const validator = new ContractValidator(doc);
 
 let app: TestApp;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SCOPES } from "../../src/platform/auth/scopes.js";
 import { loadConfig } from "../../src/platform/config.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
-import type { AnyRoute, JsonSchema } from "../../src/platform/route.js";
+import { schema } from "../../src/graphql/schema.js";
+import type { Route, JsonSchema } from "../../src/platform/route.js";
 import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type Tenant } from "../helpers/tenants.js";
@@ -15,7 +16,7 @@ import { ContractValidator } from "./support/validator.js";
  * with the documented problem, for every route of the table (the router validates with the same schemas).
  */
 
-const validator = new ContractValidator(buildOpenApi(routes, loadConfig({}).publicBaseUrl));
+const validator = new ContractValidator(buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl));
 
 let app: TestApp;
 let tenant: Tenant;
@@ -42,7 +43,7 @@ const tokenWithout = (scope: string): Promise<string> => {
 let productionToken: Promise<string> | null = null;
 
 /** A request to the route that passes every check but the one under test. */
-function target(route: AnyRoute, query: Record<string, string> = {}): string {
+function target(route: Route, query: Record<string, string> = {}): string {
   const required = new Set(route.query?.required ?? []);
   const params = new URLSearchParams();
   for (const [name, schema] of Object.entries(route.query?.properties ?? {})) if (required.has(name)) params.set(name, String(validValue(schema)));
@@ -51,7 +52,7 @@ function target(route: AnyRoute, query: Record<string, string> = {}): string {
   return `${fillPath(route.path, route.pathParams?.properties)}${qs ? `?${qs}` : ""}`;
 }
 
-async function expectInvalid(route: AnyRoute, path: string, body: unknown, fields: string[]): Promise<void> {
+async function expectInvalid(route: Route, path: string, body: unknown, fields: string[]): Promise<void> {
   const res = await exchange(app, route.method, path, { token: tenant.token, body });
   expect(res.status, res.body).toBe(400);
   expect(validator.check(res)).toEqual([]);
@@ -97,7 +98,7 @@ describe.each(withBody.map((r) => [r.operationId, r] as const))("%s: invalid bod
 const queryChecks = routes.flatMap((route) =>
   Object.entries(route.query?.properties ?? {})
     .map(([name, schema]) => ({ route, name, value: invalidText(schema) }))
-    .filter((c): c is { route: AnyRoute; name: string; value: string } => c.value !== undefined),
+    .filter((c): c is { route: Route; name: string; value: string } => c.value !== undefined),
 );
 
 // Top-level (not in a describe): a describe that finds no route to check would fail as empty.
@@ -115,7 +116,7 @@ it.each(queryChecks.map((c) => [`${c.route.operationId} ?${c.name}=${c.value}`, 
 const pathChecks = routes.flatMap((route) =>
   Object.entries(route.pathParams?.properties ?? {})
     .map(([name, schema]) => ({ route, name, value: invalidText(schema) }))
-    .filter((c): c is { route: AnyRoute; name: string; value: string } => c.value !== undefined),
+    .filter((c): c is { route: Route; name: string; value: string } => c.value !== undefined),
 );
 
 it.each(pathChecks.map((c) => [`${c.route.operationId} {${c.name}}=${c.value}`, c] as const))(

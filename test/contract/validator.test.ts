@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
+import { schema } from "../../src/graphql/schema.js";
 import { routes } from "../../src/rest/routes.js";
 import { ContractValidator, type Exchange } from "./support/validator.js";
 
 /** The ajv side of the contract suite must catch each kind of drift on its own. */
 
-const validator = new ContractValidator(buildOpenApi(routes, loadConfig({}).publicBaseUrl));
+const validator = new ContractValidator(buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl));
 
 const store = {
   id: "0b6c3c8e-6f3e-4a5e-9d57-2f1c1c9a4b10",

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { toProblem } from "../../src/http/problem.js";
-import type { AnyRoute } from "../../src/platform/route.js";
 import { traceIdOf } from "../../src/http/server.js";
 import { expectProblem } from "./support.js";
 import { RestRouter } from "../../src/rest/router.js";
 import { defineRoute } from "../../src/platform/route.js";
+import { graphql as typed } from "../../src/platform/schema/typed.js";
 import { schema } from "../../src/graphql/schema.js";
 import { idPath } from "../../src/platform/schemas.js";
 
@@ -76,13 +76,13 @@ describe("request hardening", () => {
       summary: "probe",
       scope: null,
       pathParams: idPath,
-      document: "query probe { store { id } }",
+      document: typed("query probe { store { id } }"),
       variables: () => ({}),
       respond: () => ({}),
       status: 200,
       response: { description: "probe" },
     });
-    const router = new RestRouter(app.services, schema, [probe as unknown as AnyRoute]);
+    const router = new RestRouter(app.services, schema, [probe]);
     for (const raw of ["%", "%zz", "%E0%A4%A"])
       expect(() => router.match("GET", `/public/v1/probe/${raw}`)).toThrow(expect.objectContaining({ code: "INVALID_REQUEST" }));
     expect(router.match("GET", "/public/v1/probe/a%20b").params).toEqual({ id: "a b" });

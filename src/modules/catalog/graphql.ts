@@ -2,10 +2,10 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { money, pageType } from "../../platform/schema/fields.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { listProductsInput, productStatusInput } from "./schemas.js";
+import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
 import { setProductActive } from "./service.js";
@@ -24,7 +24,7 @@ builder.prismaObject("ProductVariation", {
   fields: (t) => ({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
-    price: t.float({ resolve: (v) => money(v.priceCents) }),
+    price: t.float({ extensions: MONEY, resolve: (v) => money(v.priceCents) }),
     isAvailable: t.exposeBoolean("isAvailable"),
     position: t.exposeInt("position"),
   }),
@@ -35,7 +35,7 @@ builder.prismaObject("ProductAdditional", {
   fields: (t) => ({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
-    price: t.float({ resolve: (a) => money(a.priceCents) }),
+    price: t.float({ extensions: MONEY, resolve: (a) => money(a.priceCents) }),
     minChoices: t.exposeInt("minChoices"),
     maxChoices: t.exposeInt("maxChoices"),
     isAvailable: t.exposeBoolean("isAvailable"),
@@ -48,13 +48,19 @@ export const Product = builder.prismaObject("Product", {
     id: t.exposeID("id"),
     name: t.exposeString("name"),
     description: t.exposeString("description", { nullable: true }),
-    price: t.float({ resolve: (p) => money(p.priceCents) }),
+    price: t.float({ extensions: MONEY, resolve: (p) => money(p.priceCents) }),
     image: t.exposeString("image", { nullable: true }),
-    categoryId: t.exposeString("categoryId"),
+    categoryId: t.exposeString("categoryId", { extensions: UUID_TEXT }),
     isActive: t.exposeBoolean("isActive", { description: "False while the store has paused the product" }),
     category: t.relation("category"),
-    variations: t.relation("variations", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
-    additionals: t.relation("additionals", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
+    variations: t.relation("variations", {
+      description: "Sizes or versions; a variation's price replaces the product's price",
+      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+    }),
+    additionals: t.relation("additionals", {
+      description: "Extras; an item takes between minChoices and maxChoices of each",
+      query: { orderBy: [{ position: "asc" }, { id: "asc" }] },
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
   }),

@@ -1,14 +1,23 @@
 import { defineRoute } from "../../platform/route.js";
-import { CategorySchema, listProductsInput, ProductDetailSchema, ProductSchema, productStatusInput } from "./schemas.js";
-import { idPath, pageOf } from "../../platform/schemas.js";
-import type { Page } from "../../platform/schema/pagination.js";
+import { listProductsInput, productStatusInput } from "./schemas.js";
+import { idPath } from "../../platform/schemas.js";
+import { graphql } from "../../platform/schema/typed.js";
+import { PaginationFragment } from "../../platform/schema/fields.js";
 
-type Row = Record<string, unknown> & { id: string };
+const CategoryFragment = graphql(`fragment Category on Category { id name position }`);
 
-const PRODUCT_FIELDS = "id name description price image categoryId isActive";
+const ProductFragment = graphql(`fragment Product on Product { id name description price image categoryId isActive }`);
+
+const ProductDetailFragment = graphql(
+  `fragment ProductDetail on Product {
+    ...Product
+    variations { id name price isAvailable position }
+    additionals { id name price minChoices maxChoices isAvailable position } }`,
+  [ProductFragment],
+);
 
 export const catalogRoutes = [
-  defineRoute<{ categories: Row[] }>({
+  defineRoute({
     operationId: "listCategories",
     method: "GET",
     path: "/public/v1/catalog/categories",
@@ -16,16 +25,16 @@ export const catalogRoutes = [
     summary: "List categories",
     description: "Active categories in display order (position, then id). Not paginated: the body is `{ data }` only.",
     scope: "catalog:read",
-    document: "query listCategories { categories { id name position } }",
+    document: graphql("query listCategories { categories { ...Category } }", [CategoryFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: { data: data.categories } }),
     status: 200,
     response: {
       description: "The active categories",
-      schema: { type: "object", required: ["data"], properties: { data: { type: "array", items: CategorySchema } } },
+      body: (at) => ({ type: "object", required: ["data"], properties: { data: at("categories") } }),
     },
   }),
-  defineRoute<{ products: Page<Row> }>({
+  defineRoute({
     operationId: "listProducts",
     method: "GET",
     path: "/public/v1/catalog/products",
@@ -34,18 +43,21 @@ export const catalogRoutes = [
     description: "Every product, paused ones included (isActive false), in menu order: category position, then name, then id.",
     scope: "catalog:read",
     query: listProductsInput,
-    document: `query listProducts($limit: Int, $cursor: String) {
-      products(limit: $limit, cursor: $cursor) {
-        data { ${PRODUCT_FIELDS} }
-        pagination { hasMore cursor nextCursor }
-      }
-    }`,
-    variables: ({ query }) => ({ limit: query.limit, cursor: query.cursor ?? null }),
+    document: graphql(
+      `query listProducts($limit: Int, $cursor: String) {
+        products(limit: $limit, cursor: $cursor) {
+          data { ...Product }
+          pagination { ...Pagination }
+        }
+      }`,
+      [ProductFragment, PaginationFragment],
+    ),
+    variables: ({ query }, read) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
     respond: (data) => ({ body: data.products }),
     status: 200,
-    response: { description: "A page of products", schema: pageOf(ProductSchema) },
+    response: { description: "A page of products" },
   }),
-  defineRoute<{ product: Row }>({
+  defineRoute({
     operationId: "getProductById",
     method: "GET",
     path: "/public/v1/catalog/products/{id}",
@@ -54,20 +66,14 @@ export const catalogRoutes = [
     description: "The product with its variations and additionals (price, min/max choices, availability).",
     scope: "catalog:read",
     pathParams: idPath,
-    document: `query getProductById($id: ID!) {
-      product(id: $id) {
-        ${PRODUCT_FIELDS}
-        variations { id name price isAvailable position }
-        additionals { id name price minChoices maxChoices isAvailable position }
-      }
-    }`,
+    document: graphql(`query getProductById($id: ID!) { product(id: $id) { ...ProductDetail } }`, [ProductDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.product }),
     status: 200,
-    response: { description: "The product", schema: ProductDetailSchema },
+    response: { description: "The product" },
     errors: [404],
   }),
-  defineRoute<{ setProductStatus: Row }>({
+  defineRoute({
     operationId: "setProductStatus",
     method: "PATCH",
     path: "/public/v1/catalog/products/{id}/status",
@@ -77,11 +83,13 @@ export const catalogRoutes = [
     scope: "catalog:write",
     pathParams: idPath,
     body: productStatusInput,
-    document: `mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ${PRODUCT_FIELDS} } }`,
-    variables: ({ path, body }) => ({ id: path.id, isActive: (body as { isActive: boolean }).isActive }),
+    document: graphql(`mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ...Product } }`, [
+      ProductFragment,
+    ]),
+    variables: ({ path, body }, read) => ({ id: path.id, isActive: read.required(read.boolean(read.field(body, "isActive")), "isActive") }),
     respond: (data) => ({ body: data.setProductStatus }),
     status: 200,
-    response: { description: "The product", schema: ProductSchema },
+    response: { description: "The product" },
     errors: [404],
   }),
 ];

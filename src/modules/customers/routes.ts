@@ -1,14 +1,21 @@
 import { defineRoute } from "../../platform/route.js";
-import { createCustomerInput, CustomerDetailSchema, CustomerSchema, listCustomersInput, updateCustomerInput } from "./schemas.js";
-import { idPath, locationHeader, pageOf } from "../../platform/schemas.js";
-import type { Page } from "../../platform/schema/pagination.js";
+import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
+import { idPath, locationHeader } from "../../platform/schemas.js";
+import { graphql } from "../../platform/schema/typed.js";
+import { PaginationFragment } from "../../platform/schema/fields.js";
 
-type CustomerBody = Record<string, unknown> & { id: string };
+const CustomerFragment = graphql(`fragment Customer on Customer { id name phone email createdAt updatedAt }`);
 
-const CUSTOMER_FIELDS = "id name phone email createdAt updatedAt";
+const CustomerDetailFragment = graphql(
+  `fragment CustomerDetail on Customer {
+    ...Customer
+    deliveryAddresses { id street number neighborhood city state postalCode complement }
+    contactSummary { orderCount firstOrderAt lastOrderAt } }`,
+  [CustomerFragment],
+);
 
 export const customerRoutes = [
-  defineRoute<{ customers: Page<CustomerBody> }>({
+  defineRoute({
     operationId: "listCustomers",
     method: "GET",
     path: "/public/v1/customers",
@@ -17,23 +24,26 @@ export const customerRoutes = [
     description: "By name, then id. With updated_since: only customers changed at or after it, oldest change first (updatedAt, then id).",
     scope: "customers:read",
     query: listCustomersInput,
-    document: `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
-      customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
-        data { ${CUSTOMER_FIELDS} }
-        pagination { hasMore cursor nextCursor }
-      }
-    }`,
-    variables: ({ query }) => ({
-      limit: query.limit,
-      cursor: query.cursor ?? null,
-      search: query.search ?? null,
-      updatedSince: query.updated_since ?? null,
+    document: graphql(
+      `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
+        customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
+          data { ...Customer }
+          pagination { ...Pagination }
+        }
+      }`,
+      [CustomerFragment, PaginationFragment],
+    ),
+    variables: ({ query }, read) => ({
+      limit: read.number(query.limit),
+      cursor: read.string(query.cursor),
+      search: read.string(query.search),
+      updatedSince: read.string(query.updated_since),
     }),
     respond: (data) => ({ body: data.customers }),
     status: 200,
-    response: { description: "A page of customers", schema: pageOf(CustomerSchema) },
+    response: { description: "A page of customers" },
   }),
-  defineRoute<{ customer: CustomerBody }>({
+  defineRoute({
     operationId: "getCustomerById",
     method: "GET",
     path: "/public/v1/customers/{id}",
@@ -42,20 +52,14 @@ export const customerRoutes = [
     description: "The list fields plus the delivery addresses and a summary of the customer's orders.",
     scope: "customers:read",
     pathParams: idPath,
-    document: `query getCustomerById($id: ID!) {
-      customer(id: $id) {
-        ${CUSTOMER_FIELDS}
-        deliveryAddresses { id street number neighborhood city state postalCode complement }
-        contactSummary { orderCount firstOrderAt lastOrderAt }
-      }
-    }`,
+    document: graphql(`query getCustomerById($id: ID!) { customer(id: $id) { ...CustomerDetail } }`, [CustomerDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.customer }),
     status: 200,
-    response: { description: "The customer", schema: CustomerDetailSchema },
+    response: { description: "The customer" },
     errors: [404],
   }),
-  defineRoute<{ createCustomer: CustomerBody }>({
+  defineRoute({
     operationId: "createCustomer",
     method: "POST",
     path: "/public/v1/customers",
@@ -64,13 +68,13 @@ export const customerRoutes = [
     description: "Emits customer.created.",
     scope: "customers:write",
     body: createCustomerInput,
-    document: `mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ${CUSTOMER_FIELDS} } }`,
+    document: graphql(`mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ...Customer } }`, [CustomerFragment]),
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createCustomer, headers: { location: `/public/v1/customers/${data.createCustomer.id}` } }),
     status: 201,
-    response: { description: "The customer", schema: CustomerSchema, headers: locationHeader("/public/v1/customers/{id}") },
+    response: { description: "The customer", headers: locationHeader("/public/v1/customers/{id}") },
   }),
-  defineRoute<{ updateCustomer: CustomerBody }>({
+  defineRoute({
     operationId: "updateCustomer",
     method: "PATCH",
     path: "/public/v1/customers/{id}",
@@ -80,11 +84,13 @@ export const customerRoutes = [
     scope: "customers:write",
     pathParams: idPath,
     body: updateCustomerInput,
-    document: `mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ${CUSTOMER_FIELDS} } }`,
+    document: graphql(`mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ...Customer } }`, [
+      CustomerFragment,
+    ]),
     variables: ({ path, body }) => ({ id: path.id, input: body }),
     respond: (data) => ({ body: data.updateCustomer }),
     status: 200,
-    response: { description: "The customer after the change", schema: CustomerSchema },
+    response: { description: "The customer after the change" },
     errors: [404],
   }),
 ];

@@ -1,36 +1,7 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { cursorParam, dateTime, integer, limitParam, nullable, shortText, text, updatedSinceParam, uuid } from "../../platform/schemas.js";
+import { cursorParam, limitParam, nullable, shortText, updatedSinceParam } from "../../platform/schemas.js";
 import { defineBody, defineQuery } from "../../platform/validate.js";
 import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "./search.js";
-import { AddressSchema } from "../store/schemas.js";
-
-export const CustomerSchema: JsonSchema = {
-  type: "object",
-  required: ["id", "name", "phone", "email", "createdAt", "updatedAt"],
-  properties: { id: uuid, name: text, phone: nullable(text), email: nullable(text), createdAt: dateTime, updatedAt: dateTime },
-};
-
-export const CustomerDetailSchema: JsonSchema = {
-  type: "object",
-  required: [...(CustomerSchema.required as string[]), "deliveryAddresses", "contactSummary"],
-  properties: {
-    ...(CustomerSchema.properties as Record<string, JsonSchema>),
-    deliveryAddresses: {
-      type: "array",
-      items: {
-        type: "object",
-        required: ["id", ...(AddressSchema.required as string[])],
-        properties: { id: uuid, ...(AddressSchema.properties as Record<string, JsonSchema>) },
-      },
-    },
-    contactSummary: {
-      type: "object",
-      description: "The customer's order history with the store",
-      required: ["orderCount", "firstOrderAt", "lastOrderAt"],
-      properties: { orderCount: integer, firstOrderAt: nullable(dateTime), lastOrderAt: nullable(dateTime) },
-    },
-  },
-};
 
 export const CustomerInputSchema: JsonSchema = {
   type: "object",

@@ -4,10 +4,10 @@ import { tenantOf } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { AddressRef } from "../store/graphql.js";
 import type { Address } from "../store/address.js";
-import { money, pageType } from "../../platform/schema/fields.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
+import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
 import type { Prisma } from "../../platform/db/prisma.js";
@@ -34,18 +34,18 @@ builder.prismaObject("OrderItemAdditional", {
   fields: (t) => ({
     name: t.exposeString("name"),
     quantity: t.exposeInt("quantity"),
-    price: t.float({ description: "Unit price of the additional", resolve: (a) => money(a.priceCents) }),
+    price: t.float({ description: "Unit price of the additional", extensions: MONEY, resolve: (a) => money(a.priceCents) }),
   }),
 });
 
 builder.prismaObject("OrderItem", {
   fields: (t) => ({
     id: t.exposeID("id"),
-    productId: t.exposeString("productId", { nullable: true, description: "Catalog product, null when it was deleted since." }),
+    productId: t.exposeString("productId", { nullable: true, description: "Catalog product, null when it was deleted since.", extensions: UUID_TEXT }),
     name: t.exposeString("name"),
     quantity: t.exposeInt("quantity"),
-    unitPrice: t.float({ resolve: (i) => money(i.unitPriceCents) }),
-    total: t.float({ description: "quantity × (unitPrice + additionals)", resolve: (i) => money(i.totalCents) }),
+    unitPrice: t.float({ extensions: MONEY, resolve: (i) => money(i.unitPriceCents) }),
+    total: t.float({ description: "quantity × (unitPrice + additionals)", extensions: MONEY, resolve: (i) => money(i.totalCents) }),
     notes: t.exposeString("notes", { nullable: true }),
     additionals: t.relation("additionals", { query: { orderBy: [{ name: "asc" }, { id: "asc" }] } }),
   }),
@@ -55,10 +55,11 @@ builder.prismaObject("Payment", {
   fields: (t) => ({
     method: t.exposeString("method", { description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" }),
     status: t.exposeString("status", { description: "PENDING, APPROVED, DECLINED or REFUNDED" }),
-    value: t.float({ resolve: (p) => money(p.valueCents) }),
+    value: t.float({ extensions: MONEY, resolve: (p) => money(p.valueCents) }),
     changeFor: t.float({
       nullable: true,
       description: "Cash handed over, when change is needed",
+      extensions: MONEY,
       resolve: (p) => (p.changeForCents === null ? null : money(p.changeForCents)),
     }),
   }),
@@ -76,16 +77,16 @@ builder.prismaObject("OrderStatusHistory", {
 export const Order = builder.prismaObject("Order", {
   fields: (t) => ({
     id: t.exposeID("id"),
-    displayId: t.string({ description: "orderNumber as a string (formal schema name)", resolve: (o) => String(o.orderNumber) }),
+    displayId: t.string({ description: 'orderNumber as a string, e.g. "1042" (formal schema name)', resolve: (o) => String(o.orderNumber) }),
     orderNumber: t.exposeInt("orderNumber", { description: "Per-store sequence number" }),
     status: t.expose("status", { type: OrderStatusEnum }),
     type: t.expose("type", { type: OrderTypeEnum }),
-    subtotal: t.float({ resolve: (o) => money(o.subtotalCents) }),
-    deliveryFee: t.float({ resolve: (o) => money(o.deliveryFeeCents) }),
-    discount: t.float({ resolve: (o) => money(o.discountCents) }),
+    subtotal: t.float({ extensions: MONEY, resolve: (o) => money(o.subtotalCents) }),
+    deliveryFee: t.float({ extensions: MONEY, resolve: (o) => money(o.deliveryFeeCents) }),
+    discount: t.float({ extensions: MONEY, resolve: (o) => money(o.discountCents) }),
     couponCode: t.exposeString("couponCode", { nullable: true }),
-    total: t.float({ description: "subtotal + deliveryFee − discount", resolve: (o) => money(o.totalCents) }),
-    totalAmount: t.float({ description: "Same as total (formal schema name)", resolve: (o) => money(o.totalCents) }),
+    total: t.float({ description: "subtotal + deliveryFee − discount", extensions: MONEY, resolve: (o) => money(o.totalCents) }),
+    totalAmount: t.float({ description: "Same as total (formal schema name)", extensions: MONEY, resolve: (o) => money(o.totalCents) }),
     customer: t.relation("customer", { nullable: true }),
     deliveryAddress: t.field({
       type: AddressRef,
@@ -96,8 +97,11 @@ export const Order = builder.prismaObject("Order", {
     items: t.relation("items", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
     payments: t.relation("payments", { query: { orderBy: { id: "asc" } } }),
     // Changes in the same millisecond keep lifecycle order (the enum's declaration order).
-    statusHistory: t.relation("statusHistory", { query: { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] } }),
-    scheduledFor: t.expose("scheduledFor", { type: "DateTime", nullable: true }),
+    statusHistory: t.relation("statusHistory", {
+      description: "Every status the order went through, oldest first",
+      query: { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] },
+    }),
+    scheduledFor: t.expose("scheduledFor", { type: "DateTime", nullable: true, description: "Requested delivery or pickup time of a scheduled order" }),
     notes: t.exposeString("notes", { nullable: true }),
     cancellationReason: t.exposeString("cancellationReason", { nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),

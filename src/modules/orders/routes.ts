@@ -1,25 +1,41 @@
 import { defineRoute } from "../../platform/route.js";
-import { createOrderInput, listOrdersInput, OrderDetailSchema, OrderSchema, orderStatusInput } from "./schemas.js";
-import { idPath, locationHeader, pageOf } from "../../platform/schemas.js";
-import type { Page } from "../../platform/schema/pagination.js";
+import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
+import { idPath, locationHeader } from "../../platform/schemas.js";
+import { graphql } from "../../platform/schema/typed.js";
+import { PaginationFragment } from "../../platform/schema/fields.js";
+import { AddressFragment } from "../store/routes.js";
+import { ORDER_STATUSES } from "./lifecycle.js";
 
-type OrderBody = Record<string, unknown> & { id: string };
+/* An order's REST shape is these fragments over the Order type: each fragment is an OpenAPI component. */
+
+const OrderCustomerFragment = graphql(`fragment OrderCustomer on Customer { id name phone }`);
+
+const OrderItemFragment = graphql(`fragment OrderItem on OrderItem {
+  id productId name quantity unitPrice total notes additionals { name quantity price } }`);
+
+const PaymentFragment = graphql(`fragment Payment on Payment { method status value changeFor }`);
 
 /** The list item: both published families of names (displayId/orderNumber, totalAmount/total), items and payments in full. */
-const ORDER_FIELDS = `
-  id displayId orderNumber status type subtotal deliveryFee discount total totalAmount
-  customer { id name phone }
-  deliveryAddress { street number neighborhood city state postalCode complement }
-  items { id productId name quantity unitPrice total notes additionals { name quantity price } }
-  payments { method status value changeFor }
-  createdAt updatedAt`;
+const OrderFragment = graphql(
+  `fragment Order on Order {
+    id displayId orderNumber status type subtotal deliveryFee discount total totalAmount
+    customer { ...OrderCustomer }
+    deliveryAddress { ...Address }
+    items { ...OrderItem }
+    payments { ...Payment }
+    createdAt updatedAt }`,
+  [OrderCustomerFragment, AddressFragment, OrderItemFragment, PaymentFragment],
+);
 
 /** Every write answers with the order as the detail route shows it. */
-export const ORDER_DETAIL_FIELDS = `${ORDER_FIELDS}
-  couponCode statusHistory { status at reason } scheduledFor notes cancellationReason`;
+export const OrderDetailFragment = graphql(
+  `fragment OrderDetail on Order {
+    ...Order couponCode statusHistory { status at reason } scheduledFor notes cancellationReason }`,
+  [OrderFragment],
+);
 
 export const orderRoutes = [
-  defineRoute<{ orders: Page<OrderBody> }>({
+  defineRoute({
     operationId: "listOrders",
     method: "GET",
     path: "/public/v1/orders",
@@ -30,23 +46,26 @@ export const orderRoutes = [
       "(updatedAt, then id), to reconcile after missed webhooks.",
     scope: "orders:read",
     query: listOrdersInput,
-    document: `query listOrders($limit: Int, $cursor: String, $status: OrderStatus, $updatedSince: DateTime) {
-      orders(limit: $limit, cursor: $cursor, status: $status, updatedSince: $updatedSince) {
-        data { ${ORDER_FIELDS} }
-        pagination { hasMore cursor nextCursor }
-      }
-    }`,
-    variables: ({ query }) => ({
-      limit: query.limit,
-      cursor: query.cursor ?? null,
-      status: query.status ?? null,
-      updatedSince: query.updated_since ?? null,
+    document: graphql(
+      `query listOrders($limit: Int, $cursor: String, $status: OrderStatus, $updatedSince: DateTime) {
+        orders(limit: $limit, cursor: $cursor, status: $status, updatedSince: $updatedSince) {
+          data { ...Order }
+          pagination { ...Pagination }
+        }
+      }`,
+      [OrderFragment, PaginationFragment],
+    ),
+    variables: ({ query }, read) => ({
+      limit: read.number(query.limit),
+      cursor: read.string(query.cursor),
+      status: read.oneOf(ORDER_STATUSES, query.status),
+      updatedSince: read.string(query.updated_since),
     }),
     respond: (data) => ({ body: data.orders }),
     status: 200,
-    response: { description: "A page of orders", schema: pageOf(OrderSchema) },
+    response: { description: "A page of orders" },
   }),
-  defineRoute<{ order: OrderBody }>({
+  defineRoute({
     operationId: "getOrderById",
     method: "GET",
     path: "/public/v1/orders/{id}",
@@ -55,14 +74,14 @@ export const orderRoutes = [
     description: "The list fields plus statusHistory, scheduledFor, notes, couponCode and cancellationReason.",
     scope: "orders:read",
     pathParams: idPath,
-    document: `query getOrderById($id: ID!) { order(id: $id) { ${ORDER_DETAIL_FIELDS} } }`,
+    document: graphql(`query getOrderById($id: ID!) { order(id: $id) { ...OrderDetail } }`, [OrderDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.order }),
     status: 200,
-    response: { description: "The order", schema: OrderDetailSchema },
+    response: { description: "The order" },
     errors: [404],
   }),
-  defineRoute<{ createOrder: OrderBody }>({
+  defineRoute({
     operationId: "createOrder",
     method: "POST",
     path: "/public/v1/orders",
@@ -74,14 +93,14 @@ export const orderRoutes = [
       "an unknown customerId or payments that do not add up to the total are 422.",
     scope: "orders:write",
     body: createOrderInput,
-    document: `mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ${ORDER_DETAIL_FIELDS} } }`,
+    document: graphql(`mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...OrderDetail } }`, [OrderDetailFragment]),
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createOrder, headers: { location: `/public/v1/orders/${data.createOrder.id}` } }),
     status: 201,
-    response: { description: "The order", schema: OrderDetailSchema, headers: locationHeader("/public/v1/orders/{id}") },
+    response: { description: "The order", headers: locationHeader("/public/v1/orders/{id}") },
     errors: [409, 422],
   }),
-  defineRoute<{ updateOrderStatus: OrderBody }>({
+  defineRoute({
     operationId: "updateOrderStatus",
     method: "PATCH",
     path: "/public/v1/orders/{id}/status",
@@ -95,12 +114,19 @@ export const orderRoutes = [
     scope: "orders:write",
     pathParams: idPath,
     body: orderStatusInput,
-    document: `mutation updateOrderStatus($id: ID!, $status: OrderStatus!, $reason: String) {
-      updateOrderStatus(id: $id, status: $status, reason: $reason) { ${ORDER_DETAIL_FIELDS} } }`,
-    variables: ({ path, body }) => ({ id: path.id, status: (body as { status: string }).status, reason: (body as { reason?: string }).reason ?? null }),
+    document: graphql(
+      `mutation updateOrderStatus($id: ID!, $status: OrderStatus!, $reason: String) {
+        updateOrderStatus(id: $id, status: $status, reason: $reason) { ...OrderDetail } }`,
+      [OrderDetailFragment],
+    ),
+    variables: ({ path, body }, read) => ({
+      id: path.id,
+      status: read.required(read.oneOf(ORDER_STATUSES, read.field(body, "status")), "status"),
+      reason: read.string(read.field(body, "reason")),
+    }),
     respond: (data) => ({ body: data.updateOrderStatus }),
     status: 200,
-    response: { description: "The order after the change", schema: OrderDetailSchema },
+    response: { description: "The order after the change" },
     errors: [404, 409, 422],
   }),
 ];

@@ -19,7 +19,7 @@ export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
 const SeedResultRef = builder.objectRef<SeedResult>("SandboxSeedResult").implement({
   fields: (t) => ({
     storeId: t.exposeID("storeId"),
-    categories: t.exposeInt("categories"),
+    categories: t.exposeInt("categories", { description: "Categories the store now has" }),
     products: t.exposeInt("products"),
     customers: t.exposeInt("customers"),
   }),

@@ -1,15 +1,27 @@
 import { defineRoute } from "../../platform/route.js";
-import { OrderDetailSchema } from "../orders/schemas.js";
+import { graphql } from "../../platform/schema/typed.js";
 import { locationHeader } from "../../platform/schemas.js";
-import { sandboxOrderInput, SeedResultSchema } from "./schemas.js";
-import { ORDER_DETAIL_FIELDS } from "../orders/routes.js";
+import { sandboxOrderInput } from "./schemas.js";
+import { OrderDetailFragment } from "../orders/routes.js";
 import type { SeedResult } from "./seed.js";
+import { SCENARIOS, type Scenario } from "./scenarios.js";
 
-type OrderBody = Record<string, unknown> & { id: string };
+const SeedResultFragment = graphql(`fragment SeedResult on SandboxSeedResult { storeId categories products customers }`);
+
+/** The REST body names a scenario in lower case, GraphQL's SandboxScenario in upper case. */
+const SCENARIO_VALUES = {
+  delivery: "DELIVERY",
+  pickup: "PICKUP",
+  scheduled: "SCHEDULED",
+  cash: "CASH",
+  online_payment: "ONLINE_PAYMENT",
+  with_discount: "WITH_DISCOUNT",
+  cancelled: "CANCELLED",
+} as const satisfies Record<Scenario, Uppercase<Scenario>>;
 
 /** SANDBOX tokens only, no scope needed, so partners test without write scopes. */
 export const sandboxRoutes = [
-  defineRoute<{ sandboxSeed: SeedResult }>({
+  defineRoute({
     operationId: "seedSandbox",
     method: "POST",
     path: "/public/v1/sandbox/seed",
@@ -19,13 +31,13 @@ export const sandboxRoutes = [
       "Deterministic data: categories, products with variations and additionals, customers. Calling it again duplicates nothing. Answers the store's counts.",
     scope: null,
     sandboxOnly: true,
-    document: "mutation seedSandbox { sandboxSeed { storeId categories products customers } }",
+    document: graphql("mutation seedSandbox { sandboxSeed { ...SeedResult } }", [SeedResultFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: data.sandboxSeed }),
     status: 201,
-    response: { description: "What the store now holds", schema: SeedResultSchema },
+    response: { description: "What the store now holds" },
   }),
-  defineRoute<{ sandboxCreateOrder: OrderBody }>({
+  defineRoute({
     operationId: "createSandboxOrder",
     method: "POST",
     path: "/public/v1/sandbox/orders",
@@ -37,10 +49,12 @@ export const sandboxRoutes = [
     scope: null,
     sandboxOnly: true,
     body: sandboxOrderInput,
-    document: `mutation createSandboxOrder($scenario: SandboxScenario!) { sandboxCreateOrder(scenario: $scenario) { ${ORDER_DETAIL_FIELDS} } }`,
-    variables: ({ body }) => ({ scenario: (body as { scenario: string }).scenario.toUpperCase() }),
+    document: graphql(`mutation createSandboxOrder($scenario: SandboxScenario!) { sandboxCreateOrder(scenario: $scenario) { ...OrderDetail } }`, [
+      OrderDetailFragment,
+    ]),
+    variables: ({ body }, read) => ({ scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")] }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,
-    response: { description: "The generated order", schema: OrderDetailSchema, headers: locationHeader("/public/v1/orders/{id}") },
+    response: { description: "The generated order", headers: locationHeader("/public/v1/orders/{id}") },
   }),
 ];

@@ -1,5 +1,4 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { uuid } from "../../platform/schemas.js";
 import { defineBody } from "../../platform/validate.js";
 import { SCENARIOS } from "./scenarios.js";
 
@@ -19,14 +18,3 @@ export const SandboxOrderSchema: JsonSchema = {
 
 /** createSandboxOrder's input: the REST route row and the GraphQL resolver check with it. */
 export const sandboxOrderInput = defineBody(SandboxOrderSchema);
-
-export const SeedResultSchema: JsonSchema = {
-  type: "object",
-  required: ["storeId", "categories", "products", "customers"],
-  properties: {
-    storeId: uuid,
-    categories: { type: "integer", description: "Categories the store now has" },
-    products: { type: "integer" },
-    customers: { type: "integer" },
-  },
-};

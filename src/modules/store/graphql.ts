@@ -27,11 +27,24 @@ interface OpeningHoursShape {
 const OpeningHoursRef = builder.objectRef<OpeningHoursShape>("OpeningHours").implement({
   description: "One opening interval; dayOfWeek 0 is Sunday. Times are HH:MM in the store's timezone.",
   fields: (t) => ({
-    dayOfWeek: t.exposeInt("dayOfWeek"),
+    dayOfWeek: t.exposeInt("dayOfWeek", { extensions: { jsonSchema: { minimum: 0, maximum: 6 } } }),
     opens: t.exposeString("opens"),
     closes: t.exposeString("closes"),
   }),
 });
+
+/** The JSON a store publishes as publicSettings: a JSON scalar to GraphQL, these known keys to REST. */
+const PUBLIC_SETTINGS = {
+  type: "object",
+  additionalProperties: true,
+  properties: {
+    currency: { type: "string", description: "ISO 4217 code, e.g. BRL" },
+    timezone: { type: "string", description: "IANA zone the opening hours are in, e.g. America/Sao_Paulo" },
+    acceptsDelivery: { type: "boolean" },
+    acceptsPickup: { type: "boolean" },
+    minimumOrder: { type: "number", description: "Smallest order total accepted, in currency units" },
+  },
+};
 
 export const Store = builder.prismaObject("Store", {
   fields: (t) => ({
@@ -46,7 +59,12 @@ export const Store = builder.prismaObject("Store", {
     status: t.expose("status", { type: StoreStatusEnum }),
     address: t.field({ type: AddressRef, nullable: true, resolve: (s) => (s.address as Address | null) ?? null }),
     openingHours: t.field({ type: [OpeningHoursRef], resolve: (s) => (s.openingHours as OpeningHoursShape[] | null) ?? [] }),
-    publicSettings: t.field({ type: "JSON", resolve: (s) => s.publicSettings ?? {} }),
+    publicSettings: t.field({
+      type: "JSON",
+      description: "Settings the store publishes; the keys below are the usual ones, a store may add others",
+      extensions: { jsonSchema: PUBLIC_SETTINGS },
+      resolve: (s) => s.publicSettings ?? {},
+    }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
   }),

@@ -1,24 +1,28 @@
 import { defineRoute } from "../../platform/route.js";
-import { StoreSchema } from "./schemas.js";
+import { graphql } from "../../platform/schema/typed.js";
 
-interface StoreData {
-  store: Record<string, unknown>;
-}
+export const AddressFragment = graphql(`fragment Address on Address { street number neighborhood city state postalCode complement }`);
+
+const StoreFragment = graphql(
+  `fragment Store on Store {
+    id code name slug logo phone isActive status
+    address { ...Address }
+    openingHours { dayOfWeek opens closes } publicSettings }`,
+  [AddressFragment],
+);
 
 export const storeRoutes = [
-  defineRoute<StoreData>({
+  defineRoute({
     operationId: "getStore",
     method: "GET",
     path: "/public/v1/store",
     tag: "Store",
     summary: "The token's store profile",
     scope: "merchant:read",
-    document: `query getStore { store { id code name slug logo phone isActive status
-      address { street number neighborhood city state postalCode complement }
-      openingHours { dayOfWeek opens closes } publicSettings } }`,
+    document: graphql(`query getStore { store { ...Store } }`, [StoreFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: data.store }),
     status: 200,
-    response: { description: "The store", schema: StoreSchema },
+    response: { description: "The store" },
   }),
 ];

@@ -8,6 +8,7 @@ import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, listWebhookDeliveriesInput } from "./schemas.js";
+import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "./endpoints.js";
 import { requestReplays, sendTestEvent } from "./deliveries.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
@@ -48,12 +49,12 @@ const WebhookAttemptTriggerEnum = builder.enumType("WebhookAttemptTrigger", { va
 const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
   fields: (t) => ({
     id: t.exposeID("id"),
-    url: t.exposeString("url"),
+    url: t.exposeString("url", { extensions: { jsonSchema: { format: "uri" } } }),
     events: t.exposeStringList("events"),
     status: t.expose("status", { type: WebhookEndpointStatusEnum }),
     secretPrefix: t.exposeString("secretPrefix", { description: "First 12 characters of the signing secret." }),
     lastSuccessAt: t.expose("lastSuccessAt", { type: "DateTime", nullable: true }),
-    failureCount: t.exposeInt("failureCount", { description: "Consecutive failed attempts; 0 after a success." }),
+    failureCount: t.exposeInt("failureCount", { description: "Consecutive failed attempts; 0 after a success.", extensions: { jsonSchema: { minimum: 0 } } }),
     previousSecretExpiresAt: t.expose("previousSecretExpiresAt", {
       type: "DateTime",
       nullable: true,
@@ -84,17 +85,17 @@ builder.prismaObject("WebhookAttempt", {
 const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
   fields: (t) => ({
     id: t.exposeID("id"),
-    eventId: t.exposeString("eventId"),
+    eventId: t.exposeString("eventId", { description: "Same on every attempt and replay: deduplicate on it." }),
     eventType: t.exposeString("eventType"),
     tenantId: t.string({ description: "Store code.", select: { store: { select: { code: true } } }, resolve: (d) => d.store.code }),
     status: t.expose("status", { type: WebhookDeliveryStatusEnum }),
     httpStatus: t.exposeInt("httpStatus", { nullable: true }),
-    attempts: t.exposeInt("attempts"),
+    attempts: t.exposeInt("attempts", { extensions: { jsonSchema: { minimum: 0 } } }),
     lastAttemptAt: t.expose("lastAttemptAt", { type: "DateTime", nullable: true }),
     nextAttemptAt: t.expose("nextAttemptAt", { type: "DateTime", nullable: true }),
     lastError: t.exposeString("lastError", { nullable: true }),
     requestDurationMs: t.exposeInt("requestDurationMs", { nullable: true }),
-    endpointId: t.exposeString("endpointId"),
+    endpointId: t.exposeString("endpointId", { description: "The endpoint the delivery is for.", extensions: UUID_TEXT }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     endpoint: t.relation("endpoint"),
     attemptLog: t.relation("attemptLog", {
@@ -123,7 +124,7 @@ const CreatedWebhookEndpoint = builder
       id: t.exposeID("id"),
       url: t.exposeString("url"),
       events: t.exposeStringList("events"),
-      secret: t.exposeString("secret", { description: "The signing secret. Shown only in this response." }),
+      secret: t.exposeString("secret", { description: "The whsec_… signing secret. Shown only in this response." }),
       secretPrefix: t.exposeString("secretPrefix"),
       message: t.string({
         resolve: () => "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",
@@ -138,7 +139,10 @@ const RotatedWebhookSecret = builder
       id: t.exposeID("id"),
       secret: t.exposeString("secret", { description: "The new signing secret. Shown only in this response." }),
       secretPrefix: t.exposeString("secretPrefix"),
-      previousSecretExpiresAt: t.expose("previousSecretExpiresAt", { type: "DateTime" }),
+      previousSecretExpiresAt: t.expose("previousSecretExpiresAt", {
+        type: "DateTime",
+        description: "Until then deliveries carry a v1 signature for the new and the previous secret.",
+      }),
       message: t.string({
         resolve: (r) =>
           `Store the new secret now: it is shown only once. Until ${r.previousSecretExpiresAt.toISOString()} deliveries carry a v1 signature for the new and for the previous secret.`,

@@ -1,25 +1,26 @@
 import { defineRoute } from "../../platform/route.js";
-import {
-  createWebhookEndpointInput,
-  deliveryIdPath,
-  listWebhookDeliveriesInput,
-  WebhookDeliverySchema,
-  WebhookEndpointCreatedSchema,
-  WebhookEndpointSchema,
-  WebhookSecretRotatedSchema,
-} from "./schemas.js";
+import { createWebhookEndpointInput, deliveryIdPath, listWebhookDeliveriesInput } from "./schemas.js";
 import { idPath } from "../../platform/schemas.js";
+import { graphql } from "../../platform/schema/typed.js";
+import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
 
 /** The published webhook operations and two extensions (rotate-secret, get one delivery); all need `webhooks:manage`. */
 
-const ENDPOINT_FIELDS = "id url events status secretPrefix lastSuccessAt failureCount";
-const DELIVERY_FIELDS = "id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId";
+const WebhookEndpointFragment = graphql(`fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount }`);
+
+const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDelivery {
+  id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
+
+const WebhookEndpointCreatedFragment = graphql(`fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events secret secretPrefix message }`);
+
+const WebhookSecretRotatedFragment = graphql(
+  `fragment WebhookSecretRotated on RotatedWebhookSecret { id secret secretPrefix previousSecretExpiresAt message }`,
+);
+
 const DELIVERIES_PATH = "/public/v1/webhooks/deliveries";
 
-type Row = Record<string, unknown>;
-
-const endpointResponse = { description: "The webhook endpoint", schema: WebhookEndpointSchema };
-const deliveryResponse = { description: "The webhook delivery", schema: WebhookDeliverySchema };
+const endpointResponse = { description: "The webhook endpoint" };
+const deliveryResponse = { description: "The webhook delivery" };
 
 /** Page links carry the same filters; relative references (RFC 8288 §3.2) resolve against the request URL. */
 function nextPageHeaders(query: Record<string, unknown>, nextCursor: string | null): Record<string, string> {
@@ -33,7 +34,7 @@ function nextPageHeaders(query: Record<string, unknown>, nextCursor: string | nu
 }
 
 export const webhookRoutes = [
-  defineRoute<{ createWebhookEndpoint: Row }>({
+  defineRoute({
     operationId: "createWebhookEndpoint",
     method: "POST",
     path: "/public/v1/webhooks",
@@ -44,28 +45,30 @@ export const webhookRoutes = [
       "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
     scope: "webhooks:manage",
     body: createWebhookEndpointInput,
-    document: `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) {
-      createWebhookEndpoint(input: $input) { id url events secret secretPrefix message } }`,
+    document: graphql(
+      `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ...WebhookEndpointCreated } }`,
+      [WebhookEndpointCreatedFragment],
+    ),
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createWebhookEndpoint }),
     status: 201,
-    response: { description: "The endpoint, with its secret (shown once)", schema: WebhookEndpointCreatedSchema },
+    response: { description: "The endpoint, with its secret (shown once)" },
     errors: [422],
   }),
-  defineRoute<{ webhookEndpoints: Row[] }>({
+  defineRoute({
     operationId: "listWebhookEndpoints",
     method: "GET",
     path: "/public/v1/webhooks",
     tag: "Webhooks",
     summary: "List webhook endpoints",
     scope: "webhooks:manage",
-    document: `query listWebhookEndpoints { webhookEndpoints { ${ENDPOINT_FIELDS} } }`,
+    document: graphql("query listWebhookEndpoints { webhookEndpoints { ...WebhookEndpoint } }", [WebhookEndpointFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: data.webhookEndpoints }),
     status: 200,
-    response: { description: "Every endpoint of this application and store, oldest first", schema: { type: "array", items: WebhookEndpointSchema } },
+    response: { description: "Every endpoint of this application and store, oldest first" },
   }),
-  defineRoute<{ webhookDeliveries: { data: Row[]; nextCursor: string | null } }>({
+  defineRoute({
     operationId: "listWebhookDeliveries",
     method: "GET",
     path: DELIVERIES_PATH,
@@ -74,28 +77,31 @@ export const webhookRoutes = [
     description: 'Newest first. The next page\'s cursor is in the X-Next-Cursor and Link (rel="next") headers, both absent on the last page.',
     scope: "webhooks:manage",
     query: listWebhookDeliveriesInput,
-    document: `query listWebhookDeliveries($status: WebhookDeliveryStatus, $endpointId: ID, $eventType: String, $limit: Int, $cursor: String) {
-      webhookDeliveries(status: $status, endpointId: $endpointId, eventType: $eventType, limit: $limit, cursor: $cursor) {
-        data { ${DELIVERY_FIELDS} } nextCursor } }`,
-    variables: ({ query }) => ({
-      status: query.status ?? null,
-      endpointId: query.endpointId ?? null,
-      eventType: query.eventType ?? null,
-      limit: query.limit ?? null,
-      cursor: query.cursor ?? null,
+    document: graphql(
+      `query listWebhookDeliveries($status: WebhookDeliveryStatus, $endpointId: ID, $eventType: String, $limit: Int, $cursor: String) {
+        webhookDeliveries(status: $status, endpointId: $endpointId, eventType: $eventType, limit: $limit, cursor: $cursor) {
+          data { ...WebhookDelivery } nextCursor } }`,
+      [WebhookDeliveryFragment],
+    ),
+    variables: ({ query }, read) => ({
+      status: read.oneOf(WEBHOOK_DELIVERY_STATUSES, query.status),
+      endpointId: read.string(query.endpointId),
+      eventType: read.string(query.eventType),
+      limit: read.number(query.limit),
+      cursor: read.string(query.cursor),
     }),
     respond: (data, { query }) => ({ body: data.webhookDeliveries.data, headers: nextPageHeaders(query, data.webhookDeliveries.nextCursor) }),
     status: 200,
     response: {
       description: "A page of deliveries of this application and store",
-      schema: { type: "array", items: WebhookDeliverySchema },
+      body: (at) => at("webhookDeliveries", "data"),
       headers: {
         "X-Next-Cursor": { description: "Cursor of the next page; absent on the last page", schema: { type: "string" } },
         Link: { description: 'RFC 8288 link to the next page with rel="next"; absent on the last page', schema: { type: "string" } },
       },
     },
   }),
-  defineRoute<{ webhookDelivery: Row }>({
+  defineRoute({
     operationId: "getWebhookDeliveryById",
     method: "GET",
     path: `${DELIVERIES_PATH}/{deliveryId}`,
@@ -103,14 +109,14 @@ export const webhookRoutes = [
     summary: "Get one webhook delivery (extension to the contract)",
     scope: "webhooks:manage",
     pathParams: deliveryIdPath,
-    document: `query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
+    document: graphql(`query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.webhookDelivery }),
     status: 200,
     response: deliveryResponse,
     errors: [404],
   }),
-  defineRoute<{ replayWebhookDelivery: Row }>({
+  defineRoute({
     operationId: "replayWebhookDelivery",
     method: "POST",
     path: `${DELIVERIES_PATH}/{deliveryId}/replay`,
@@ -121,14 +127,14 @@ export const webhookRoutes = [
       "success makes it DELIVERED, failure returns a dead letter to DEAD_LETTER and anything else to FAILED, keeping any scheduled retries.",
     scope: "webhooks:manage",
     pathParams: deliveryIdPath,
-    document: `mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ${DELIVERY_FIELDS} } }`,
+    document: graphql(`mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.replayWebhookDelivery }),
     status: 200,
     response: deliveryResponse,
     errors: [404, 422],
   }),
-  defineRoute<{ webhookEndpoint: Row }>({
+  defineRoute({
     operationId: "getWebhookEndpointById",
     method: "GET",
     path: "/public/v1/webhooks/{id}",
@@ -136,14 +142,14 @@ export const webhookRoutes = [
     summary: "Get a webhook endpoint",
     scope: "webhooks:manage",
     pathParams: idPath,
-    document: `query getWebhookEndpointById($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
+    document: graphql(`query getWebhookEndpointById($id: ID!) { webhookEndpoint(id: $id) { ...WebhookEndpoint } }`, [WebhookEndpointFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.webhookEndpoint }),
     status: 200,
     response: endpointResponse,
     errors: [404],
   }),
-  defineRoute<{ deleteWebhookEndpoint: boolean }>({
+  defineRoute({
     operationId: "deleteWebhookEndpoint",
     method: "DELETE",
     path: "/public/v1/webhooks/{id}",
@@ -152,14 +158,14 @@ export const webhookRoutes = [
     description: "Also deletes its delivery history; queued attempts are dropped.",
     scope: "webhooks:manage",
     pathParams: idPath,
-    document: `mutation deleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) }`,
+    document: graphql(`mutation deleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) }`),
     variables: ({ path }) => ({ id: path.id }),
     respond: () => ({ status: 204 }),
     status: 204,
     response: { description: "Deleted" },
     errors: [404],
   }),
-  defineRoute<{ testWebhookEndpoint: Row }>({
+  defineRoute({
     operationId: "testWebhookEndpoint",
     method: "POST",
     path: "/public/v1/webhooks/{id}/test",
@@ -169,14 +175,14 @@ export const webhookRoutes = [
       "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery.",
     scope: "webhooks:manage",
     pathParams: idPath,
-    document: `mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ${DELIVERY_FIELDS} } }`,
+    document: graphql(`mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.testWebhookEndpoint }),
     status: 200,
     response: deliveryResponse,
     errors: [404, 422],
   }),
-  defineRoute<{ rotateWebhookEndpointSecret: Row }>({
+  defineRoute({
     operationId: "rotateWebhookEndpointSecret",
     method: "POST",
     path: "/public/v1/webhooks/{id}/rotate-secret",
@@ -186,12 +192,13 @@ export const webhookRoutes = [
       "Returns a new secret, shown once. For 24 hours every delivery carries two signatures, t=…,v1=<new>,v1=<old>, so receivers can switch without missing one.",
     scope: "webhooks:manage",
     pathParams: idPath,
-    document: `mutation rotateWebhookEndpointSecret($id: ID!) {
-      rotateWebhookEndpointSecret(id: $id) { id secret secretPrefix previousSecretExpiresAt message } }`,
+    document: graphql(`mutation rotateWebhookEndpointSecret($id: ID!) { rotateWebhookEndpointSecret(id: $id) { ...WebhookSecretRotated } }`, [
+      WebhookSecretRotatedFragment,
+    ]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.rotateWebhookEndpointSecret }),
     status: 200,
-    response: { description: "The new secret (shown once)", schema: WebhookSecretRotatedSchema },
+    response: { description: "The new secret (shown once)" },
     errors: [404],
   }),
 ];

@@ -56,8 +56,11 @@ export const builder = new SchemaBuilder<{
   },
 });
 
+// `extensions.jsonSchema` (here and on fields): what a REST response schema generated from a selection says
+// that the GraphQL type cannot (src/rest/openapi-selection.ts).
 builder.scalarType("DateTime", {
   description: "ISO 8601 UTC timestamp with milliseconds",
+  extensions: { jsonSchema: { type: "string", format: "date-time" } },
   serialize: (value) => (value as Date).toISOString(),
   parseValue: (value) => {
     const date = typeof value === "string" ? parseInstant(value) : null;
@@ -66,7 +69,7 @@ builder.scalarType("DateTime", {
   },
 });
 
-builder.scalarType("JSON", { serialize: (v) => v, parseValue: (v) => v });
+builder.scalarType("JSON", { extensions: { jsonSchema: {} }, serialize: (v) => v, parseValue: (v) => v });
 
 builder.scalarType("SafeInt", {
   description: "An integer from 0 to 2^53 − 1, as a JSON number (GraphQL's Int stops at 2^31 − 1)",

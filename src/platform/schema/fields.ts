@@ -1,11 +1,18 @@
 import type { ObjectRef } from "@pothos/core";
 import { builder } from "./builder.js";
+import { graphql } from "./typed.js";
 import type { Page, Pagination } from "./pagination.js";
 
 /** Pieces every read domain shares: money and the `{ data, pagination }` page type. */
 
 /** Money is stored in integer cents and rendered as a JSON number with at most two decimals (1999 → 19.99). */
 export const money = (cents: number): number => cents / 100;
+
+/** The `extensions` of a money field: its REST schema says at most two decimals, which a Float cannot. */
+export const MONEY = { jsonSchema: { multipleOf: 0.01, description: "Amount with at most two decimals" } };
+
+/** The `extensions` of a String field that carries a uuid (a foreign key exposed as text). */
+export const UUID_TEXT = { jsonSchema: { format: "uuid" } };
 
 export const PaginationRef = builder.objectRef<Pagination>("Pagination").implement({
   description: "Keyset pagination: pass nextCursor (or cursor, the same value) back as `cursor` for the next page.",
@@ -15,6 +22,9 @@ export const PaginationRef = builder.objectRef<Pagination>("Pagination").impleme
     nextCursor: t.exposeString("nextCursor", { nullable: true, description: "Same value as cursor (both published names)." }),
   }),
 });
+
+/** The pagination block of every REST list (an OpenAPI component). */
+export const PaginationFragment = graphql(`fragment Pagination on Pagination { hasMore cursor nextCursor }`);
 
 /** A page wrapper type `<Name> { data: [Item!]! pagination: Pagination! }`, the shape of every REST list. */
 export function pageType<Shape extends { id: string }>(name: string, item: ObjectRef<(typeof builder)["$inferSchemaTypes"], Shape>) {
