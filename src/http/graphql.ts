@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
-import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, type GraphiQLOptions, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { ApiError, ERROR_CATALOG, invalidRequest } from "../platform/errors.js";
 import { apiErrorOf } from "./problem.js";
@@ -52,6 +52,20 @@ function useStorableText(log: Services["log"]): Plugin {
   };
 }
 
+/**
+ * Yoga's own GraphiQL page loads its scripts from a CDN, a blank page without internet access. This one, from
+ * @graphql-yoga/render-graphiql, inlines scripts, styles and editor workers (about 9 MB), so the page requests
+ * nothing but /graphql. It is imported on the first GraphiQL request and rendered once: a process that never
+ * serves it does not hold it in memory.
+ */
+function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
+  let page: Promise<string> | undefined;
+  return (options) => {
+    page ??= import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options));
+    return page;
+  };
+}
+
 /** The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection for admins only. */
 export function createGraphqlServer(services: Services, schema: GraphQLSchema): YogaServerInstance<GraphqlServerContext, Context> {
   return createYoga<GraphqlServerContext, Context>({
@@ -59,6 +73,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
     graphqlEndpoint: "/graphql",
     landingPage: false,
     graphiql: { title: "Partner platform GraphQL", headers: JSON.stringify({ Authorization: "Bearer <admin key or partner token>" }) },
+    renderGraphiQL: graphiqlRenderer(),
     logging: false,
     context: ({ principal, requestId }) => createContext(services, principal, requestId),
     maskedErrors: {
