@@ -8,6 +8,7 @@ import type { Principal } from "../platform/auth/principal.js";
 import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
 import { unstorableOperationText } from "../graphql/input.js";
+import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import type { Services } from "../platform/services.js";
 
 export interface GraphqlServerContext {
@@ -66,7 +67,10 @@ function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
   };
 }
 
-/** The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection for admins only. */
+/**
+ * The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection and "Did you
+ * mean" suggestions for admins only.
+ */
 export function createGraphqlServer(services: Services, schema: GraphQLSchema): YogaServerInstance<GraphqlServerContext, Context> {
   return createYoga<GraphqlServerContext, Context>({
     schema,
@@ -86,6 +90,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
       useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
       ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
       useStorableText(services.log),
+      useSuggestionsForAdminsOnly(),
     ],
   });
 }
