@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
-import { createYoga, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, type GraphiQLOptions, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { ApiError, ERROR_CATALOG, invalidRequest } from "../platform/errors.js";
 import { apiErrorOf } from "./problem.js";
@@ -8,6 +8,7 @@ import type { Principal } from "../platform/auth/principal.js";
 import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
 import { unstorableOperationText } from "../graphql/input.js";
+import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import type { Services } from "../platform/services.js";
 
 export interface GraphqlServerContext {
@@ -83,13 +84,31 @@ function useStorableText(log: Services["log"]): Plugin {
   };
 }
 
-/** The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection for admins only. */
+/**
+ * Yoga's own GraphiQL page loads its scripts from a CDN, a blank page without internet access. This one, from
+ * @graphql-yoga/render-graphiql, inlines scripts, styles and editor workers (about 9 MB), so the page requests
+ * nothing but /graphql. It is imported on the first GraphiQL request and rendered once: a process that never
+ * serves it does not hold it in memory.
+ */
+function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
+  let page: Promise<string> | undefined;
+  return (options) => {
+    page ??= import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options));
+    return page;
+  };
+}
+
+/**
+ * The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection and "Did you
+ * mean" suggestions for admins only.
+ */
 export function createGraphqlServer(services: Services, schema: GraphQLSchema): YogaServerInstance<GraphqlServerContext, Context> {
   return createYoga<GraphqlServerContext, Context>({
     schema,
     graphqlEndpoint: "/graphql",
     landingPage: false,
     graphiql: { title: "Partner platform GraphQL", headers: JSON.stringify({ Authorization: "Bearer <admin key or partner token>" }) },
+    renderGraphiQL: graphiqlRenderer(),
     logging: false,
     context: ({ principal, requestId }) => createContext(services, principal, requestId),
     maskedErrors: {
@@ -103,6 +122,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
       ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
       useStorableText(services.log),
       useInvalidRequestCode(),
+      useSuggestionsForAdminsOnly(),
     ],
   });
 }

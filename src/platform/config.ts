@@ -107,7 +107,8 @@ const envSchema = z
     /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */
     METRICS_PORT: port.optional(),
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
-    GRAPHQL_MAX_COST: positiveInt.default(5000),
+    /** Highest cost of a /graphql operation (src/graphql/limits.ts); a full page of 100 orders costs 48,601. */
+    GRAPHQL_MAX_COST: positiveInt.default(50_000),
     GRAPHQL_MAX_STREAMS: positiveInt.default(1000),
     EVENT_RETENTION_DAYS: positiveInt.default(30),
     /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
