@@ -37,6 +37,7 @@ export async function startWorker(services: Services, databaseUrl: string, metri
     throw err;
   });
   metrics?.watchWorker(runner);
+  metrics?.watchAttempts(services);
   const vacuum = startQueueVacuum(runner, pgPool, log);
   void runner.promise
     .finally(() => {

@@ -14,6 +14,8 @@ import type { SubjectKind } from "../platform/ratelimit/limiter.js";
 import { planCacheStats } from "../platform/db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
+import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
+import type { Services } from "../platform/services.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 
 /**
@@ -28,6 +30,8 @@ export class Metrics {
   private readonly refusals: Counter<"subject">;
   private readonly jobs: Counter<"task" | "outcome">;
   private readonly shedCount: Counter<"reason">;
+  private readonly attempts: Counter<"outcome">;
+  private readonly attemptDuration: Histogram<"outcome">;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -64,6 +68,20 @@ export class Metrics {
       name: "http_requests_shed_total",
       help: "Requests refused with 503 because the process was at capacity: queue_full (refused at once) or queue_timeout (waited too long).",
       labelNames: ["reason"],
+      registers,
+    });
+    this.attempts = new Counter({
+      name: "webhook_attempts_total",
+      help: "Webhook delivery attempts this process sent, by outcome: succeeded, failed (answered, not 2xx), timeout, unreachable, refused (URL check).",
+      labelNames: ["outcome"],
+      registers,
+    });
+    for (const outcome of ATTEMPT_RESULTS) this.attempts.inc({ outcome }, 0);
+    this.attemptDuration = new Histogram({
+      name: "webhook_attempt_duration_seconds",
+      help: "How long webhook attempts took, from connecting to the end of the response excerpt, by outcome.",
+      labelNames: ["outcome"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
     new Gauge({
@@ -220,6 +238,16 @@ export class Metrics {
 
   rateLimited(subject: SubjectKind): void {
     this.refusals.inc({ subject });
+  }
+
+  private readonly onAttempt = (report: AttemptReport): void => {
+    this.attempts.inc({ outcome: report.result });
+    this.attemptDuration.observe({ outcome: report.result }, report.seconds);
+  };
+
+  /** Counts the webhook attempts these services run: the worker's, and the API's endpoint tests. */
+  watchAttempts(services: Services): void {
+    watchAttempts(services, this.onAttempt);
   }
 
   /** Counts the outcomes of the jobs a worker in this process runs. */

@@ -4,6 +4,7 @@ import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../platform/errors.js";
 import { resolvePrincipal } from "../platform/auth/authenticate.js";
 import type { PartnerClaims } from "../platform/auth/tokens.js";
+import type { Principal } from "../platform/auth/principal.js";
 import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
@@ -34,6 +35,16 @@ export function traceIdOf(header: string | string[] | undefined): string | null 
   return m[1];
 }
 
+/**
+ * Who made a request, for its log line: a partner token's client_id and store code, an admin key's id and role
+ * (ADMIN_API_KEY, which is not stored, by that name). Never the credential itself.
+ */
+function callerFields(principal: Principal | undefined): Record<string, string> {
+  if (principal?.kind === "partner") return { clientId: principal.clientId, storeCode: principal.storeCode };
+  if (principal?.kind === "admin") return { adminKeyId: principal.adminKeyId ?? "ADMIN_API_KEY", adminRole: principal.role };
+  return {};
+}
+
 const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
   "x-frame-options": "DENY",
@@ -57,6 +68,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
+  metrics.watchAttempts(services);
   const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
   const admission = new Admission(
     { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
@@ -81,7 +93,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   /** Live subscriptions hold no admission slot while they stream (they would hold it for hours): they have their own cap. */
   let streams = 0;
 
-  async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext): Promise<void> {
+  /** `seen.principal` is who the request authenticated as, once it has, for the request's log line. */
+  async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: { principal?: Principal }): Promise<void> {
     const method = req.method ?? "GET";
     const path = url.pathname;
     const admit = (claims: PartnerClaims) => limits.admit(res, claims);
@@ -123,6 +136,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       }
       const authenticate = async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        seen.principal = principal;
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
         // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text.
         if (method === "POST") Object.assign(req, { body: await requestBody(req) });
@@ -150,6 +164,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       rest.recognize(res, method, path);
       return admitted(req, res, async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        seen.principal = principal;
         await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
       });
     }
@@ -170,14 +185,23 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       url = new URL("http://localhost/");
     }
     const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
+    const seen: { principal?: Principal } = {};
     res.on("finish", () => {
       metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
       log.info(
-        { requestId, traceId, method: req.method, path: url.pathname, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 10) / 10 },
+        {
+          requestId,
+          traceId,
+          method: req.method,
+          path: url.pathname,
+          status: res.statusCode,
+          durationMs: Math.round((performance.now() - started) * 10) / 10,
+          ...callerFields(seen.principal),
+        },
         "request",
       );
     });
-    dispatch(req, res, url, pctx).catch((err: unknown) => {
+    dispatch(req, res, url, pctx, seen).catch((err: unknown) => {
       const known = apiErrorOf(err);
       if (!known) log.error({ err, requestId, traceId }, "unhandled error");
       else if (!(err instanceof ApiError)) log.warn({ err, requestId, traceId }, "database unavailable: answered 503");

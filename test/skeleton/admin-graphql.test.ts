@@ -36,9 +36,13 @@ describe("admin GraphQL", () => {
   });
 
   it("creates admin keys that work, stored only as a hash", async () => {
-    const res = await graphql<{ createAdminKey: { key: string; prefix: string } }>(app, `mutation { createAdminKey(name: "ops") { key prefix } }`);
+    const res = await graphql<{ createAdminKey: { key: string; adminKey: { name: string; role: string; prefix: string } } }>(
+      app,
+      `mutation { createAdminKey(input: { name: "ops", role: SUPPORT }) { key adminKey { name role prefix } } }`,
+    );
     const key = res.data!.createAdminKey.key;
     expect(key.startsWith("adm_")).toBe(true);
+    expect(res.data!.createAdminKey.adminKey).toEqual({ name: "ops", role: "SUPPORT", prefix: key.slice(0, 12) });
     const rows = await app.services.db.adminKey.findMany();
     expect(JSON.stringify(rows)).not.toContain(key);
     const stores = await graphql<{ stores: unknown[] }>(app, `{ stores { id } }`, {}, key);
@@ -46,10 +50,16 @@ describe("admin GraphQL", () => {
   });
 
   it("a revoked admin key is refused with 401", async () => {
-    const res = await graphql<{ createAdminKey: { id: string; key: string } }>(app, `mutation { createAdminKey(name: "retired") { id key } }`);
-    const { id, key } = res.data!.createAdminKey;
+    const res = await graphql<{ createAdminKey: { adminKey: { id: string }; key: string } }>(
+      app,
+      `mutation { createAdminKey(input: { name: "retired", role: VIEWER }) { adminKey { id } key } }`,
+    );
+    const { adminKey, key } = res.data!.createAdminKey;
     expect((await graphql(app, `{ stores { id } }`, {}, key)).status).toBe(200);
-    await app.services.db.adminKey.update({ where: { id }, data: { revokedAt: new Date() } });
+    const revoked = await graphql<{ revokeAdminKey: { revokedAt: string | null } }>(app, `mutation($id: ID!) { revokeAdminKey(id: $id) { revokedAt } }`, {
+      id: adminKey.id,
+    });
+    expect(revoked.data?.revokeAdminKey.revokedAt).toBeTruthy();
     expect((await graphql(app, `{ stores { id } }`, {}, key)).status).toBe(401);
   });
 

@@ -4,17 +4,32 @@ import { EnvironmentEnum, StoreStatusEnum } from "../store/graphql.js";
 import { AddressInput } from "../orders/graphql.js";
 import { idPath } from "../../platform/schemas.js";
 import type { Prisma } from "../../platform/db/prisma.js";
-import { createAdminKey, createApplication, createGrant, createStore, revokeGrant, updateStoreProfile } from "./operations.js";
+import {
+  createAdminKey,
+  createApplication,
+  createGrant,
+  createStore,
+  listAdminKeys,
+  revokeAdminKey,
+  revokeGrant,
+  rotateClientSecret,
+  setApplicationStatus,
+  updateStoreProfile,
+} from "./operations.js";
+import { ADMIN_ROLES } from "../../platform/auth/admin-keys.js";
 import { SCOPES } from "../../platform/auth/scopes.js";
 
-/** Administrator operations. Every field here requires an admin key. */
+/**
+ * Administrator operations. Every field here requires an admin key: reads any role (VIEWER and up), changes
+ * the ADMIN role.
+ */
 
 export const ScopeEnum = builder.enumType("Scope", {
   values: Object.fromEntries(SCOPES.map((s) => [s.replace(":", "_").toUpperCase(), { value: s, description: s }])),
 });
 
 const Application = builder.prismaObject("Application", {
-  authScopes: { admin: true },
+  authScopes: { adminRole: "VIEWER" },
   fields: (t) => ({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
@@ -28,7 +43,7 @@ const Application = builder.prismaObject("Application", {
 });
 
 const Grant = builder.prismaObject("Grant", {
-  authScopes: { admin: true },
+  authScopes: { adminRole: "VIEWER" },
   fields: (t) => ({
     id: t.exposeID("id"),
     status: t.exposeString("status"),
@@ -49,12 +64,42 @@ const CreatedApplication = builder.objectRef<{ application: { id: string }; clie
   }),
 });
 
-const CreatedAdminKey = builder.objectRef<{ id: string; name: string; prefix: string; key: string }>("CreatedAdminKey").implement({
+const ApplicationStatusEnum = builder.enumType("ApplicationStatus", {
+  description: "A DISABLED Application gets no tokens, its issued tokens are refused, and its endpoints receive nothing new.",
+  values: ["ACTIVE", "DISABLED"] as const,
+});
+
+const AdminRoleEnum = builder.enumType("AdminRole", {
+  description: "VIEWER reads everything; SUPPORT also replays deliveries and enables or disables endpoints; ADMIN may do everything.",
+  values: ADMIN_ROLES,
+});
+
+const AdminKey = builder.prismaObject("AdminKey", {
+  authScopes: { adminRole: "VIEWER" },
   fields: (t) => ({
     id: t.exposeID("id"),
     name: t.exposeString("name"),
-    prefix: t.exposeString("prefix"),
+    role: t.expose("role", { type: AdminRoleEnum }),
+    prefix: t.exposeString("prefix", { description: "First 12 characters of the key, to recognize it by." }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    revokedAt: t.expose("revokedAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
+const CreatedAdminKey = builder.objectRef<{ adminKey: { id: string }; key: string }>("CreatedAdminKey").implement({
+  fields: (t) => ({
     key: t.exposeString("key", { description: "Shown once; only its hash is stored." }),
+    adminKey: t.prismaField({
+      type: AdminKey,
+      resolve: (query, parent, _a, ctx) => ctx.db.adminKey.findUniqueOrThrow({ ...query, where: { id: parent.adminKey.id } }),
+    }),
+  }),
+});
+
+const CreateAdminKeyInput = builder.inputType("CreateAdminKeyInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    role: t.field({ type: AdminRoleEnum, required: true }),
   }),
 });
 
@@ -99,22 +144,29 @@ const GrantInput = builder.inputType("GrantInput", {
 builder.queryFields((t) => ({
   stores: t.prismaField({
     type: ["Store"],
-    authScopes: { admin: true },
+    authScopes: { adminRole: "VIEWER" },
     args: { environment: t.arg({ type: EnvironmentEnum }) },
     resolve: (query, _r, args, ctx) =>
       ctx.db.store.findMany({ ...query, where: args.environment ? { environment: args.environment } : {}, orderBy: { createdAt: "asc" }, take: 500 }),
   }),
   applications: t.prismaField({
     type: [Application],
-    authScopes: { admin: true },
+    authScopes: { adminRole: "VIEWER" },
     resolve: (query, _r, _a, ctx) => ctx.db.application.findMany({ ...query, orderBy: { createdAt: "asc" }, take: 500 }),
+  }),
+  adminKeys: t.prismaField({
+    type: [AdminKey],
+    authScopes: { adminRole: "VIEWER" },
+    description: "Stored admin keys, revoked ones too, oldest first (ADMIN_API_KEY is configuration, not listed).",
+    // An AdminKey has no relations, so there is nothing of the query's selection to load beyond its columns.
+    resolve: (_query, _r, _a, ctx) => listAdminKeys(ctx.db),
   }),
 }));
 
 builder.mutationFields((t) => ({
   createStore: t.prismaField({
     type: "Store",
-    authScopes: { admin: true },
+    authScopes: { adminRole: "ADMIN" },
     args: { input: t.arg({ type: CreateStoreInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
       return runCommand(ctx, async (tx) => {
@@ -125,7 +177,7 @@ builder.mutationFields((t) => ({
   }),
   updateStore: t.prismaField({
     type: "Store",
-    authScopes: { admin: true },
+    authScopes: { adminRole: "ADMIN" },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateStoreInput, required: true }) },
     resolve: async (query, _r, { id, input }, ctx) => {
       const storeId = id;
@@ -148,13 +200,13 @@ builder.mutationFields((t) => ({
   }),
   createApplication: t.field({
     type: CreatedApplication,
-    authScopes: { admin: true },
+    authScopes: { adminRole: "ADMIN" },
     args: { input: t.arg({ type: CreateApplicationInput, required: true }) },
     resolve: (_r, { input }, ctx) => createApplication(ctx.db, input),
   }),
   createGrant: t.prismaField({
     type: Grant,
-    authScopes: { admin: true },
+    authScopes: { adminRole: "ADMIN" },
     args: { input: t.arg({ type: GrantInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
       return runCommand(ctx, async (tx) => {
@@ -165,7 +217,7 @@ builder.mutationFields((t) => ({
   }),
   revokeGrant: t.prismaField({
     type: Grant,
-    authScopes: { admin: true },
+    authScopes: { adminRole: "ADMIN" },
     args: { input: t.arg({ type: GrantInput, required: true }) },
     resolve: async (query, _r, { input }, ctx) => {
       return runCommand(ctx, async (tx) => {
@@ -176,8 +228,38 @@ builder.mutationFields((t) => ({
   }),
   createAdminKey: t.field({
     type: CreatedAdminKey,
-    authScopes: { admin: true },
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_r, { name }, ctx) => createAdminKey(ctx.db, name),
+    authScopes: { adminRole: "ADMIN" },
+    args: { input: t.arg({ type: CreateAdminKeyInput, required: true }) },
+    resolve: async (_r, { input }, ctx) => {
+      const { key, adminKey } = await createAdminKey(ctx.db, input);
+      return { key, adminKey };
+    },
+  }),
+  setApplicationStatus: t.prismaField({
+    type: Application,
+    authScopes: { adminRole: "ADMIN" },
+    args: { clientId: t.arg.string({ required: true }), status: t.arg({ type: ApplicationStatusEnum, required: true }) },
+    resolve: async (query, _r, { clientId, status }, ctx) => {
+      const app = await setApplicationStatus(ctx.db, clientId, status);
+      return ctx.db.application.findUniqueOrThrow({ ...query, where: { id: app.id } });
+    },
+  }),
+  rotateApplicationSecret: t.field({
+    type: CreatedApplication,
+    authScopes: { adminRole: "ADMIN" },
+    description: "A new client secret, in this response only; the previous one stops working. Issued tokens stay valid until they expire.",
+    args: { clientId: t.arg.string({ required: true }) },
+    resolve: (_r, { clientId }, ctx) => rotateClientSecret(ctx.db, clientId),
+  }),
+  revokeAdminKey: t.prismaField({
+    type: AdminKey,
+    authScopes: { adminRole: "ADMIN" },
+    description: "Refuses the key from now on; revoking a revoked key changes nothing.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: async (query, _r, { id }, ctx) => {
+      idPath.check({ id });
+      const revoked = await revokeAdminKey(ctx.db, String(id));
+      return ctx.db.adminKey.findUniqueOrThrow({ ...query, where: { id: revoked.id } });
+    },
   }),
 }));

@@ -3,8 +3,9 @@ import { hashSecret, randomToken } from "../../platform/crypto/hash.js";
 import { invalidRequest, ApiError } from "../../platform/errors.js";
 import { isScope } from "../../platform/auth/scopes.js";
 import { newAdminKey } from "../../platform/auth/admin-keys.js";
-import { Prisma, type Environment, type Tx } from "../../platform/db/prisma.js";
+import { Prisma, type AdminRole, type ApplicationStatus, type Environment, type Tx } from "../../platform/db/prisma.js";
 import { emitEvent } from "../events/outbox.js";
+import { isUuid } from "../../platform/uuid.js";
 
 /** Operator actions, shared by the admin GraphQL mutations and the admin CLI so both behave alike. */
 
@@ -84,14 +85,59 @@ export async function createApplication(db: Tx, input: CreateApplicationInput) {
   return { application, clientSecret };
 }
 
-async function appAndStore(db: Tx, clientId: string, storeId: string) {
+async function applicationOf(db: Tx, clientId: string) {
   const app = await db.application.findUnique({ where: { clientId } });
   if (!app) throw new ApiError("NOT_FOUND", `no Application with clientId ${clientId}`);
-  const store = /^[0-9a-f-]{36}$/i.test(storeId)
-    ? await db.store.findUnique({ where: { id: storeId } })
-    : await db.store.findUnique({ where: { code: storeId } });
+  return app;
+}
+
+/** A store by its id (uuid) or its code (tenant_id), as operators name it. */
+export async function storeOf(db: Tx, storeId: string) {
+  const store = isUuid(storeId) ? await db.store.findUnique({ where: { id: storeId } }) : await db.store.findUnique({ where: { code: storeId } });
   if (!store) throw new ApiError("NOT_FOUND", `no store with id or code ${storeId}`);
-  return { app, store };
+  return store;
+}
+
+async function appAndStore(db: Tx, clientId: string, storeId: string) {
+  return { app: await applicationOf(db, clientId), store: await storeOf(db, storeId) };
+}
+
+/**
+ * Disables or re-enables an Application. A disabled one gets no tokens, its tokens already issued are refused at
+ * once (the grant rule reads the status on every request), and its endpoints receive no new deliveries.
+ */
+export async function setApplicationStatus(db: Tx, clientId: string, status: ApplicationStatus) {
+  const app = await applicationOf(db, clientId);
+  return db.application.update({ where: { id: app.id }, data: { status } });
+}
+
+/**
+ * A new client secret for an Application; the old one stops working at once. Tokens already issued stay valid
+ * until they expire (disable the Application to cut them off). The secret is returned once, stored as a hash.
+ */
+export async function rotateClientSecret(db: Tx, clientId: string) {
+  const app = await applicationOf(db, clientId);
+  const clientSecret = `cs_${randomToken(32)}`;
+  const application = await db.application.update({ where: { id: app.id }, data: { clientSecretHash: await hashSecret(clientSecret) } });
+  return { application, clientSecret };
+}
+
+/** Grants, oldest first, optionally of one store (id or code) and/or one Application (client_id). */
+export async function listGrants(db: Tx, filter: { store?: string; clientId?: string }) {
+  const storeId = filter.store ? (await storeOf(db, filter.store)).id : undefined;
+  const applicationId = filter.clientId ? (await applicationOf(db, filter.clientId)).id : undefined;
+  return db.grant.findMany({
+    where: { ...(storeId ? { storeId } : {}), ...(applicationId ? { applicationId } : {}) },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    select: {
+      id: true,
+      status: true,
+      createdAt: true,
+      revokedAt: true,
+      store: { select: { id: true, code: true, name: true } },
+      application: { select: { clientId: true, name: true, status: true } },
+    },
+  });
 }
 
 export async function createGrant(db: Tx, input: { clientId: string; storeId: string }) {
@@ -113,10 +159,25 @@ export async function revokeGrant(db: Tx, input: { clientId: string; storeId: st
   return db.grant.update({ where: { id: grant.id }, data: { status: "REVOKED", revokedAt: new Date() } });
 }
 
-export async function createAdminKey(db: Tx, name: string) {
+/** A new admin key with its role; the key is returned once, stored as a hash. */
+export async function createAdminKey(db: Tx, input: { name: string; role: AdminRole }) {
+  if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
   const { key, keyHash, prefix } = newAdminKey();
-  const row = await db.adminKey.create({ data: { name, keyHash, prefix } });
-  return { id: row.id, name: row.name, prefix: row.prefix, key };
+  const adminKey = await db.adminKey.create({ data: { name: input.name.trim(), role: input.role, keyHash, prefix } });
+  return { key, adminKey };
+}
+
+/** Stored admin keys, revoked ones too, oldest first. */
+export function listAdminKeys(db: Tx) {
+  return db.adminKey.findMany({ orderBy: [{ createdAt: "asc" }, { id: "asc" }] });
+}
+
+/** Revokes an admin key from its next request on; a key revoked before keeps its first revocation time. */
+export async function revokeAdminKey(db: Tx, id: string) {
+  const key = await db.adminKey.findUnique({ where: { id } });
+  if (!key) throw new ApiError("NOT_FOUND", `no admin key ${id}`);
+  if (key.revokedAt) return key;
+  return db.adminKey.update({ where: { id }, data: { revokedAt: new Date() } });
 }
 
 export interface StoreProfileChange {

@@ -64,7 +64,7 @@ builder.subscriptionField("storeEvents", (t) =>
       "The store's events as they commit, in sequence order (over Server-Sent Events: POST /graphql with Accept: text/event-stream). " +
       "Pass the last sequence seen as `after` to resume without a gap; without it, events from now on. Partners follow their own " +
       "store and get only the types their scopes allow; administrators name the store.",
-    authScopes: { admin: true, partner: true },
+    authScopes: { adminRole: "VIEWER", partner: true },
     args: {
       storeId: t.arg.id({ description: "Required for administrators; a partner's own store by default" }),
       types: t.arg.stringList({ description: "Only these event types (default: all the credential may read)" }),

@@ -34,6 +34,8 @@ const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
 export interface Claimed {
   eventId: string;
   endpointId: string;
+  storeId: string;
+  applicationId: string;
   eventType: string;
   nextAttemptAt: Date | null;
   startedAt: Date;
@@ -84,6 +86,37 @@ interface Sent {
   result: SendWebhookResult;
   headers: Record<string, string>;
   body: string;
+  /** The URL failed its safety check at delivery time: nothing was sent. */
+  refused: boolean;
+}
+
+/**
+ * How an attempt ended, as metrics count it: succeeded; failed (the receiver answered, but not 2xx, or broke off its
+ * body); timeout; unreachable (no answer: refused connection, reset, TLS or DNS failure); refused (its URL
+ * failed the safety check at delivery time).
+ */
+export const ATTEMPT_RESULTS = ["succeeded", "failed", "timeout", "unreachable", "refused"] as const;
+export type AttemptResult = (typeof ATTEMPT_RESULTS)[number];
+
+export interface AttemptReport {
+  result: AttemptResult;
+  seconds: number;
+}
+
+function resultOf(sent: Sent): AttemptResult {
+  if (sent.result.ok) return "succeeded";
+  if (sent.refused) return "refused";
+  if (sent.result.timedOut) return "timeout";
+  return sent.result.status === null ? "unreachable" : "failed";
+}
+
+/** Who hears of every attempt a process's services run (its metrics); a Set, so watching twice counts once. */
+const watchers = new WeakMap<Services, Set<(report: AttemptReport) => void>>();
+
+export function watchAttempts(services: Services, watcher: (report: AttemptReport) => void): void {
+  const set = watchers.get(services) ?? new Set();
+  set.add(watcher);
+  watchers.set(services, set);
 }
 
 async function send(services: Services, deliveryId: string, c: Claimed): Promise<Sent> {
@@ -96,10 +129,10 @@ async function send(services: Services, deliveryId: string, c: Claimed): Promise
   const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
   if (!check.ok) {
     const error = `URL refused at delivery time (${check.code}): ${check.message}`;
-    return { result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null }, headers, body };
+    return { result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false }, headers, body, refused: true };
   }
   const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
-  return { result, headers, body };
+  return { result, headers, body, refused: false };
 }
 
 interface Decision {
@@ -219,12 +252,31 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
   });
   // The delivery vanished mid-attempt (its endpoint was deleted): nothing left to record against.
   if (attempts === null) return { kind: "skipped", reason: "gone" };
+  if (!result.ok) {
+    // Enough to find the delivery, its endpoint and both tenants from one line, and why it failed.
+    const fields = {
+      deliveryId: req.deliveryId,
+      endpointId: c.endpointId,
+      storeId: c.storeId,
+      applicationId: c.applicationId,
+      eventType: c.eventType,
+      trigger: req.trigger,
+      attempt: attempts,
+      result: resultOf(sent),
+      httpStatus: result.status,
+      error: result.error,
+    };
+    services.log.warn(fields, "webhook attempt failed");
+    if (d.deadLetter) services.log.warn({ ...fields, status: d.status }, "webhook delivery dead-lettered: its endpoint is now FAILED");
+  }
   return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: attempts };
 }
 
 /** Sends and records an attempt someone already claimed (the fan-out claims first attempts as it creates them). */
 export async function attemptClaimed(services: Services, req: AttemptRequest, claimed: Claimed): Promise<AttemptOutcome> {
   const sent = await send(services, req.deliveryId, claimed);
+  const report = { result: resultOf(sent), seconds: sent.result.durationMs / 1000 };
+  for (const watcher of watchers.get(services) ?? []) watcher(report);
   return record(services, req, claimed, sent);
 }
 

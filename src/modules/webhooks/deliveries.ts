@@ -1,15 +1,66 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
 import type { TestEventData } from "./events.js";
 import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
-import type { Tx } from "../../platform/db/prisma.js";
+import type { Prisma, Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
 import { runAttempt } from "./attempt.js";
 import { ownerWhere, type Owner } from "./endpoints.js";
 import { isUuid } from "../../platform/uuid.js";
+import { paginate } from "../../platform/schema/pagination.js";
+import { jsonArgs } from "../../platform/validate.js";
+import { listWebhookDeliveriesInput } from "./schemas.js";
 import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
 import { enqueueReplays, markReplaysPending } from "./sql/replay.js";
 
 const MAX_REPLAY_BATCH = 100;
+
+/** What a delivery read loads beside its columns (GraphQL passes the selection it was asked for). */
+export type DeliveryQuery = { include?: Prisma.WebhookDeliveryInclude; select?: Prisma.WebhookDeliverySelect };
+
+export interface DeliveryFilter {
+  /** The caller's rows: a partner's own (Application, Store), or what an administrator narrows to. */
+  scope: { storeId?: string; applicationId?: string };
+  status?: WebhookDeliveryStatus | null;
+  endpointId?: string | null;
+  eventType?: string | null;
+}
+
+/** One page of deliveries, newest first, for the GraphQL list (and so REST) and the admin CLI; both inputs are checked here. */
+export function listDeliveries(db: Tx, filter: DeliveryFilter, page: { limit?: number | null; cursor?: string | null }, query: DeliveryQuery = {}) {
+  const { scope } = filter;
+  listWebhookDeliveriesInput.check(
+    jsonArgs({ status: filter.status, endpointId: filter.endpointId, eventType: filter.eventType, limit: page.limit, cursor: page.cursor }),
+  );
+  const where: Prisma.WebhookDeliveryWhereInput = {
+    ...scope,
+    ...(filter.status ? { status: filter.status } : {}),
+    ...(filter.endpointId ? { endpointId: filter.endpointId } : {}),
+    ...(filter.eventType ? { eventType: filter.eventType } : {}),
+  };
+  return paginate({
+    limit: page.limit,
+    cursor: page.cursor,
+    sort: [
+      { field: "createdAt", direction: "desc" },
+      { field: "id", direction: "desc" },
+    ],
+    findCursor: (id) => db.webhookDelivery.findFirst({ where: { id, ...scope }, select: { id: true, createdAt: true } }),
+    findMany: ({ after, orderBy, take }) =>
+      db.webhookDelivery.findMany({ ...query, where: { AND: [where, (after ?? {}) as Prisma.WebhookDeliveryWhereInput] }, orderBy, take }),
+  });
+}
+
+/** One delivery the owner may see, or NOT_FOUND. */
+export async function findDelivery(db: Tx, owner: Owner, id: string, query: DeliveryQuery = {}) {
+  const found = isUuid(id) ? await db.webhookDelivery.findFirst({ ...query, where: { id, ...ownerWhere(owner) } }) : null;
+  if (!found) throw notFound("webhook delivery", id);
+  return found;
+}
+
+/** A delivery's attempts, oldest first. */
+export function deliveryAttempts(db: Tx, deliveryId: string) {
+  return db.webhookAttempt.findMany({ where: { deliveryId }, orderBy: [{ number: "asc" }] });
+}
 
 const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
 

@@ -2,15 +2,15 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { paginate, type Page } from "../../platform/schema/pagination.js";
-import type { Prisma, WebhookDelivery as WebhookDeliveryRow } from "../../platform/db/prisma.js";
+import type { Page } from "../../platform/schema/pagination.js";
+import type { WebhookDelivery as WebhookDeliveryRow } from "../../platform/db/prisma.js";
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, listWebhookDeliveriesInput } from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "./endpoints.js";
-import { requestReplays, sendTestEvent } from "./deliveries.js";
+import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
 /**
@@ -18,7 +18,10 @@ import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_S
  * a partner token with `webhooks:manage` sees its own (Application, Store), an administrator every tenant.
  */
 
-const WEBHOOK_SCOPES = { admin: true, scope: "webhooks:manage" } as const;
+/** Partners with webhooks:manage use every field on their own rows; administrators by role. */
+const WEBHOOK_READ = { adminRole: "VIEWER", scope: "webhooks:manage" } as const;
+const WEBHOOK_SUPPORT = { adminRole: "SUPPORT", scope: "webhooks:manage" } as const;
+const WEBHOOK_ADMIN = { adminRole: "ADMIN", scope: "webhooks:manage" } as const;
 
 /** Svix's `secure_find`: every webhook query here is filtered by what this returns. */
 function ownerOf(ctx: Context): Owner {
@@ -61,8 +64,8 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
       description: "After a rotation, deliveries carry the previous secret's signature too until this time.",
     }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
-    store: t.relation("store", { authScopes: { admin: true } }),
-    application: t.relation("application", { authScopes: { admin: true } }),
+    store: t.relation("store", { authScopes: { adminRole: "VIEWER" } }),
+    application: t.relation("application", { authScopes: { adminRole: "VIEWER" } }),
   }),
 });
 
@@ -160,7 +163,7 @@ const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput
 builder.queryFields((t) => ({
   webhookEndpoints: t.prismaField({
     type: [WebhookEndpoint],
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_READ,
     description: "Endpoints, oldest first. Administrators see every tenant's and may filter by storeId and applicationId.",
     args: { storeId: t.arg.id(), applicationId: t.arg.id(), status: t.arg({ type: WebhookEndpointStatusEnum }) },
     resolve: (query, _root, args, ctx) =>
@@ -173,7 +176,7 @@ builder.queryFields((t) => ({
   }),
   webhookEndpoint: t.prismaField({
     type: WebhookEndpoint,
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_READ,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (query, _root, { id }, ctx) => {
       idPath.check({ id });
@@ -184,7 +187,7 @@ builder.queryFields((t) => ({
   }),
   webhookDeliveries: t.field({
     type: WebhookDeliveryPage,
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_READ,
     description: "Deliveries, newest first. Administrators see every tenant's and may filter by storeId and applicationId.",
     args: {
       status: t.arg({ type: WebhookDeliveryStatusEnum }),
@@ -195,40 +198,16 @@ builder.queryFields((t) => ({
       storeId: t.arg.id(),
       applicationId: t.arg.id(),
     },
-    resolve: async (_root, args, ctx, info) => {
-      listWebhookDeliveriesInput.check(
-        jsonArgs({ status: args.status, endpointId: args.endpointId, eventType: args.eventType, limit: args.limit, cursor: args.cursor }),
-      );
-      const scope = listScope(ctx, args);
-      const where: Prisma.WebhookDeliveryWhereInput = {
-        ...scope,
-        ...(args.status ? { status: args.status } : {}),
-        ...(args.endpointId ? { endpointId: args.endpointId } : {}),
-        ...(args.eventType ? { eventType: args.eventType } : {}),
-      };
-      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
-      return paginate({
-        limit: args.limit,
-        cursor: args.cursor,
-        sort: [
-          { field: "createdAt", direction: "desc" },
-          { field: "id", direction: "desc" },
-        ],
-        findCursor: (id) => ctx.db.webhookDelivery.findFirst({ where: { id, ...scope }, select: { id: true, createdAt: true } }),
-        findMany: ({ after, orderBy, take }) =>
-          ctx.db.webhookDelivery.findMany({ ...query, where: { AND: [where, (after ?? {}) as Prisma.WebhookDeliveryWhereInput] }, orderBy, take }),
-      });
-    },
+    resolve: (_root, args, ctx, info) =>
+      listDeliveries(ctx.db, { ...args, scope: listScope(ctx, args) }, args, queryFromInfo({ context: ctx, info, path: ["data"] })),
   }),
   webhookDelivery: t.prismaField({
     type: WebhookDelivery,
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_READ,
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, { id }, ctx) => {
+    resolve: (query, _root, { id }, ctx) => {
       deliveryIdPath.check({ deliveryId: id });
-      const found = await ctx.db.webhookDelivery.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } });
-      if (!found) throw notFound("webhook delivery", id);
-      return found;
+      return findDelivery(ctx.db, ownerOf(ctx), id, query);
     },
   }),
 }));
@@ -245,7 +224,7 @@ builder.mutationFields((t) => ({
     },
   }),
   deleteWebhookEndpoint: t.boolean({
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_ADMIN,
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, { id }, ctx) => {
       idPath.check({ id });
@@ -255,7 +234,7 @@ builder.mutationFields((t) => ({
   }),
   rotateWebhookEndpointSecret: t.field({
     type: RotatedWebhookSecret,
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_ADMIN,
     description: "Issues a new signing secret; the previous one keeps signing beside it for 24 hours.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => {
@@ -265,7 +244,7 @@ builder.mutationFields((t) => ({
   }),
   testWebhookEndpoint: t.prismaField({
     type: WebhookDelivery,
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_ADMIN,
     description: "Sends a `webhook.test` event now and returns its delivery once the attempt has ended.",
     args: { id: t.arg.id({ required: true }) },
     // It waits for the receiver (up to WEBHOOK_TIMEOUT_MS): its writes commit on their own, before the call.
@@ -279,7 +258,7 @@ builder.mutationFields((t) => ({
   }),
   replayWebhookDelivery: t.prismaField({
     type: WebhookDelivery,
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_SUPPORT,
     description: "Queues one more attempt now, in any status; the delivery is PENDING until it ends.",
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, { id }, ctx) => {
@@ -289,7 +268,7 @@ builder.mutationFields((t) => ({
   }),
   replayWebhookDeliveries: t.prismaField({
     type: [WebhookDelivery],
-    authScopes: WEBHOOK_SCOPES,
+    authScopes: WEBHOOK_SUPPORT,
     description: "Replays up to 100 deliveries at once (all or none).",
     args: { ids: t.arg.idList({ required: true }) },
     resolve: (query, _root, { ids }, ctx) =>
@@ -301,7 +280,7 @@ builder.mutationFields((t) => ({
   }),
   setWebhookEndpointStatus: t.prismaField({
     type: WebhookEndpoint,
-    authScopes: { admin: true },
+    authScopes: { adminRole: "SUPPORT" },
     description: "Enables (ACTIVE) or disables (INACTIVE) an endpoint. INACTIVE endpoints receive nothing.",
     args: { id: t.arg.id({ required: true }), status: t.arg({ type: WebhookEndpointSwitchEnum, required: true }) },
     resolve: async (query, _root, { id, status }, ctx) => {

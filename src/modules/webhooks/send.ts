@@ -23,6 +23,8 @@ export interface SendWebhookResult {
   durationMs: number;
   error: string | null;
   responseExcerpt: string | null;
+  /** The attempt ran out of its time (it may have had a status line by then). */
+  timedOut: boolean;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4096;
@@ -102,6 +104,7 @@ interface AttemptOutcome {
   excerpt: string | null;
   /** A pooled socket died before any response: the receiver closed it while idle, safe to retry once. */
   staleSocket: boolean;
+  timedOut: boolean;
 }
 
 function errorMessage(err: unknown): string {
@@ -149,11 +152,11 @@ function attemptOnce(opts: SendWebhookOptions, family: 4 | 6, remainingMs: numbe
     let received = 0;
     let timer: NodeJS.Timeout | undefined;
 
-    const finish = (outcome: Omit<AttemptOutcome, "excerpt" | "staleSocket"> & Partial<AttemptOutcome>): void => {
+    const finish = (outcome: Omit<AttemptOutcome, "excerpt" | "staleSocket" | "timedOut"> & Partial<AttemptOutcome>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolvePromise({ excerpt: excerptOf(chunks), staleSocket: false, ...outcome });
+      resolvePromise({ excerpt: excerptOf(chunks), staleSocket: false, timedOut: false, ...outcome });
     };
 
     let req: http.ClientRequest;
@@ -166,7 +169,7 @@ function attemptOnce(opts: SendWebhookOptions, family: 4 | 6, remainingMs: numbe
     }
 
     timer = setTimeout(() => {
-      finish({ status, error: `timeout after ${opts.timeoutMs}ms` });
+      finish({ status, error: `timeout after ${opts.timeoutMs}ms`, timedOut: true });
       // Destroying (not just aborting) also evicts the socket from the keep-alive pool.
       req.destroy();
     }, remainingMs);
@@ -217,7 +220,7 @@ function attemptOnce(opts: SendWebhookOptions, family: 4 | 6, remainingMs: numbe
 export async function sendWebhook(opts: SendWebhookOptions): Promise<SendWebhookResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
-  const failed = (error: string): SendWebhookResult => ({ ok: false, status: null, durationMs: elapsed(), error, responseExcerpt: null });
+  const failed = (error: string): SendWebhookResult => ({ ok: false, status: null, durationMs: elapsed(), error, responseExcerpt: null, timedOut: false });
 
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isFinite(opts.timeoutMs) || opts.timeoutMs <= 0) return failed(`invalid timeoutMs ${opts.timeoutMs}`);
@@ -239,5 +242,5 @@ export async function sendWebhook(opts: SendWebhookOptions): Promise<SendWebhook
   }
 
   const ok = outcome.error === null && outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
-  return { ok, status: outcome.status, durationMs: elapsed(), error: outcome.error, responseExcerpt: outcome.excerpt };
+  return { ok, status: outcome.status, durationMs: elapsed(), error: outcome.error, responseExcerpt: outcome.excerpt, timedOut: outcome.timedOut };
 }

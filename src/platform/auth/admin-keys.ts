@@ -1,5 +1,5 @@
 import { randomToken, sha256Hex } from "../crypto/hash.js";
-import type { Tx } from "../db/prisma.js";
+import type { AdminRole, Tx } from "../db/prisma.js";
 
 /**
  * The admin key format, for the operations that create keys and the authentication that accepts them: the
@@ -14,8 +14,20 @@ export function newAdminKey(): { key: string; keyHash: string; prefix: string } 
   return { key, keyHash: sha256Hex(key), prefix: key.slice(0, 12) };
 }
 
-/** The id of the stored admin key `key` is, unless there is none or it was revoked. */
-export async function activeAdminKeyId(db: Tx, key: string): Promise<string | null> {
-  const row = await db.adminKey.findUnique({ where: { keyHash: sha256Hex(key) } });
-  return row && !row.revokedAt ? row.id : null;
+/** The roles from least to most: each may do everything the ones before it may. */
+export const ADMIN_ROLES = ["VIEWER", "SUPPORT", "ADMIN"] as const satisfies readonly AdminRole[];
+
+/** Whether a key of role `has` may use what needs `needs`. */
+export function roleAllows(has: AdminRole, needs: AdminRole): boolean {
+  return ADMIN_ROLES.indexOf(has) >= ADMIN_ROLES.indexOf(needs);
+}
+
+export function isAdminRole(value: string): value is AdminRole {
+  return (ADMIN_ROLES as readonly string[]).includes(value);
+}
+
+/** The stored admin key `key` is (its id and role), unless there is none or it was revoked. */
+export async function activeAdminKey(db: Tx, key: string): Promise<{ id: string; role: AdminRole } | null> {
+  const row = await db.adminKey.findUnique({ where: { keyHash: sha256Hex(key) }, select: { id: true, role: true, revokedAt: true } });
+  return row && !row.revokedAt ? { id: row.id, role: row.role } : null;
 }

@@ -1,6 +1,6 @@
 import { ApiError } from "../errors.js";
 import { safeEqual } from "../crypto/hash.js";
-import { activeAdminKeyId, ADMIN_KEY_PREFIX } from "./admin-keys.js";
+import { activeAdminKey, ADMIN_KEY_PREFIX } from "./admin-keys.js";
 import type { Services } from "../services.js";
 import type { PartnerPrincipal, Principal } from "./principal.js";
 import { verifyPartnerToken, type PartnerClaims } from "./tokens.js";
@@ -12,6 +12,9 @@ export function bearerToken(header: string | undefined): string | null {
   if (!m) throw new ApiError("INVALID_TOKEN", 'The Authorization header must be "Bearer <access_token>".');
   return m[1];
 }
+
+/** ADMIN_API_KEY: the operator's own key, with every right. */
+const CONFIGURED_ADMIN: Principal = { kind: "admin", adminKeyId: null, role: "ADMIN" };
 
 /**
  * Anonymous when no credential is sent; otherwise a verified admin or partner, or an error. A partner token's
@@ -26,12 +29,12 @@ export async function resolvePrincipal(
   if (token === null) return { kind: "anonymous" };
   if (token.startsWith(ADMIN_KEY_PREFIX)) {
     const configured = services.config.ADMIN_API_KEY;
-    if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
-    const adminKeyId = await activeAdminKeyId(services.db, token);
-    if (adminKeyId !== null) return { kind: "admin", adminKeyId };
+    if (configured && safeEqual(token, configured)) return CONFIGURED_ADMIN;
+    const stored = await activeAdminKey(services.db, token);
+    if (stored !== null) return { kind: "admin", adminKeyId: stored.id, role: stored.role };
     throw new ApiError("INVALID_TOKEN", "Unknown or revoked admin key.");
   }
   const configured = services.config.ADMIN_API_KEY;
-  if (configured && safeEqual(token, configured)) return { kind: "admin", adminKeyId: null };
+  if (configured && safeEqual(token, configured)) return CONFIGURED_ADMIN;
   return admit(await verifyPartnerToken(token, services.keys, services.issuer));
 }

@@ -1,4 +1,4 @@
-import type { Environment } from "../db/prisma.js";
+import type { AdminRole, Environment } from "../db/prisma.js";
 import type { Scope } from "./scopes.js";
 
 /** Who is calling. Partner principals carry their tenant; nothing else decides which store a request sees. */
@@ -13,7 +13,8 @@ export type Principal =
       scopes: ReadonlySet<Scope>;
       tokenId: string;
     }
-  | { kind: "admin"; adminKeyId: string | null }
+  /** adminKeyId is null for ADMIN_API_KEY, which is not stored. */
+  | { kind: "admin"; adminKeyId: string | null; role: AdminRole }
   | { kind: "anonymous" };
 
 export type PartnerPrincipal = Extract<Principal, { kind: "partner" }>;

@@ -1,13 +1,21 @@
 import SchemaBuilder from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
-import ScopeAuthPlugin from "@pothos/plugin-scope-auth";
+import ScopeAuthPlugin, { type AuthFailure, type AuthScopeFailure } from "@pothos/plugin-scope-auth";
 import { GraphQLError } from "graphql";
 import type PrismaTypes from "../../generated/pothos-types.js";
 import { getDatamodel } from "../../generated/pothos-types.js";
 import type { Scope } from "../auth/scopes.js";
+import { isAdminRole, roleAllows } from "../auth/admin-keys.js";
+import type { AdminRole } from "../db/prisma.js";
 import { ApiError, insufficientScope } from "../errors.js";
 import { INSTANT_RULE, parseInstant } from "../input.js";
 import type { Context } from "./context.js";
+
+/** The scope checks that failed, out of any nesting of "any of" and "all of". */
+function scopeFailures(failure: AuthFailure): AuthScopeFailure[] {
+  if ("failures" in failure) return failure.failures.flatMap(scopeFailures);
+  return failure.kind === "AuthScope" ? [failure] : [];
+}
 
 /**
  * Pothos loads relations a query did not select through model delegates of its client, which must be the
@@ -23,7 +31,8 @@ function pothosClient(ctx: Context): { $connect: () => Promise<void> } {
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
-  AuthScopes: { admin: boolean; partner: boolean; scope: Scope; anyScope: Scope[]; sandbox: boolean };
+  /** adminRole: an admin key whose role ranks at least the one named (VIEWER < SUPPORT < ADMIN). */
+  AuthScopes: { adminRole: AdminRole; partner: boolean; scope: Scope; anyScope: Scope[]; sandbox: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
     JSON: { Input: unknown; Output: unknown };
@@ -36,7 +45,7 @@ export const builder = new SchemaBuilder<{
   prisma: { client: pothosClient, dmmf: getDatamodel(), exposeDescriptions: false, filterConnectionTotalCount: true },
   scopeAuth: {
     authScopes: (ctx) => ({
-      admin: ctx.principal.kind === "admin",
+      adminRole: (needs) => ctx.principal.kind === "admin" && roleAllows(ctx.principal.role, needs),
       partner: ctx.principal.kind === "partner",
       sandbox: ctx.principal.kind === "partner" && ctx.principal.environment === "SANDBOX",
       scope: (scope) => ctx.principal.kind === "partner" && ctx.principal.scopes.has(scope),
@@ -44,13 +53,21 @@ export const builder = new SchemaBuilder<{
     }),
     // Maps a failed scope check to the problem codes REST uses: 401 UNAUTHORIZED, 403 INSUFFICIENT_SCOPE or FORBIDDEN.
     unauthorizedError: (_parent, ctx, _info, result) => {
-      if (ctx.principal.kind === "anonymous") return new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <token>.");
-      const failure = result.failure;
-      const isScope = (f: typeof failure) => f.kind === "AuthScope" && (f.scope === "scope" || f.scope === "anyScope");
-      const scope = "failures" in failure ? failure.failures.find(isScope) : failure;
-      if (scope && scope.kind === "AuthScope" && isScope(scope)) {
-        return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.join(" or ") : String(scope.parameter));
+      const { principal } = ctx;
+      if (principal.kind === "anonymous") return new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <token>.");
+      const failures = scopeFailures(result.failure);
+      if (principal.kind === "admin") {
+        const needs = failures.find((f) => f.scope === "adminRole")?.parameter;
+        if (typeof needs === "string" && isAdminRole(needs)) {
+          return new ApiError(
+            "FORBIDDEN",
+            `This admin key has the role ${principal.role}; this field needs ${needs} or above. Use a key with that role (an ADMIN creates one with createAdminKey or \`npm run admin -- create-admin-key\`).`,
+          );
+        }
+        return new ApiError("FORBIDDEN", "This field is answered for a partner token (it reads the token's own store), not an admin key.");
       }
+      const scope = failures.find((f) => f.scope === "scope" || f.scope === "anyScope");
+      if (scope) return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.join(" or ") : String(scope.parameter));
       return new ApiError("FORBIDDEN", "This credential may not use this field.");
     },
   },

@@ -50,7 +50,7 @@ export const FAN_OUT_EVENT = `with ${INSERT_DELIVERIES}
 export const WEBHOOK_FAN_OUT_AND_CLAIM = {
   name: "webhook_fan_out_and_claim",
   text: `with ${INSERT_DELIVERIES}
-     select c.id as "deliveryId", c."eventId", c."endpointId", ev.type as "eventType", c."nextAttemptAt", c."lastAttemptAt" as "startedAt",
+     select c.id as "deliveryId", c."eventId", c."endpointId", e."storeId", e."applicationId", ev.type as "eventType", c."nextAttemptAt", c."lastAttemptAt" as "startedAt",
        e.url, e."secretCiphertext",
        case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
        ev.data, ev."createdAt" as "eventCreatedAt", ev."tenantId", ev.environment, false as "chainExhausted"

@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { runCli } from "../helpers/process.js";
+import { replayJobKey } from "../../src/modules/webhooks/jobs.js";
+import { call, createTenant, getToken, graphql } from "../helpers/tenants.js";
+
+/** The admin CLI as operators run it: a real child process against the test server's database. */
+
+let app: TestApp;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "500" });
+  env = { DATABASE_URL: app.databaseUrl, LOG_LEVEL: "warn" };
+});
+afterAll(() => app.close());
+
+async function admin(...args: string[]): Promise<{ code: number | null; out: string }> {
+  const p = runCli("admin", args, env);
+  const code = await p.exited;
+  return { code, out: p.output() };
+}
+
+async function json<T>(...args: string[]): Promise<T> {
+  const { code, out } = await admin(...args, "--json");
+  expect(code, out).toBe(0);
+  return JSON.parse(out) as T;
+}
+
+describe("help and usage", () => {
+  it("answers --help, help and help <command> for every command with exit 0; unknown commands exit 2", async () => {
+    const help = await admin("--help");
+    expect(help.code).toBe(0);
+    const names = [...help.out.matchAll(/^ {2}([a-z-]+) {2,}/gm)].map((m) => m[1]);
+    expect(names).toEqual(expect.arrayContaining(["list-grants", "disable-application", "rotate-client-secret", "list-deliveries", "replay-delivery"]));
+    expect((await admin("help")).out).toBe(help.out);
+    const topic = await admin("help", "list-deliveries");
+    expect(topic.code).toBe(0);
+    expect(topic.out).toContain("npm run admin -- list-deliveries [--store");
+    // A few processes at a time: each loads the whole application.
+    for (let i = 0; i < names.length; i += 4) {
+      const batch = names.slice(i, i + 4);
+      const answers = await Promise.all(batch.map((n) => admin(n, "--help")));
+      for (const [j, a] of answers.entries()) {
+        expect(a.code, a.out).toBe(0);
+        expect(a.out).toContain(`npm run admin -- ${batch[j]}`);
+      }
+    }
+    const unknown = await admin("frobnicate");
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toMatch(/Unknown command "frobnicate"[\s\S]*Usage:/);
+    const badFlag = await admin("list-grants", "--nope");
+    expect(badFlag.code).toBe(2);
+    expect(badFlag.out).toContain("npm run admin -- list-grants");
+    const missing = await admin("revoke-admin-key");
+    expect(missing.code).toBe(2);
+    expect(missing.out).toContain("--id is required");
+  }, 240_000);
+});
+
+describe("commands", () => {
+  it("lists grants, disables and enables an Application, rotates its secret", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read"] });
+    const grants = await json<{ storeCode: string; clientId: string; status: string }[]>("list-grants", "--store", t.storeCode);
+    expect(grants).toEqual([expect.objectContaining({ storeCode: t.storeCode, clientId: t.clientId, status: "ACTIVE" })]);
+    expect(await json<unknown[]>("list-grants", "--client-id", t.clientId)).toHaveLength(1);
+
+    expect((await json<{ status: string }>("disable-application", "--client-id", t.clientId)).status).toBe("DISABLED");
+    expect((await call(app, "GET", "/public/v1/store", { token: t.token })).status).toBe(403);
+    expect((await json<{ status: string }>("enable-application", "--client-id", t.clientId)).status).toBe("ACTIVE");
+    expect((await call(app, "GET", "/public/v1/store", { token: t.token })).status).toBe(200);
+
+    const rotated = await admin("rotate-client-secret", "--client-id", t.clientId);
+    expect(rotated.code).toBe(0);
+    const secret = /client_secret: (\S+)/.exec(rotated.out)?.[1] ?? "";
+    await expect(getToken(app, t.clientId, t.clientSecret)).rejects.toThrow(/401/);
+    expect(await getToken(app, t.clientId, secret)).toBeTruthy();
+
+    const unknown = await admin("disable-application", "--client-id", "sbx_nobody");
+    expect(unknown.code).toBe(1);
+    expect(unknown.out).toContain("no Application with clientId sbx_nobody");
+  }, 240_000);
+
+  it("creates admin keys with a role, lists them without the key, and revokes one", async () => {
+    const created = await json<{ id: string; key: string; role: string }>("create-admin-key", "--name", "support desk", "--role", "viewer");
+    expect(created.role).toBe("VIEWER");
+    expect((await graphql(app, `{ stores { id } }`, {}, created.key)).errors).toBeUndefined();
+    const write = await graphql(app, `mutation { createStore(input: { name: "x", environment: SANDBOX }) { id } }`, {}, created.key);
+    expect(write.errors?.[0].extensions?.code).toBe("FORBIDDEN");
+
+    const listed = await admin("list-admin-keys", "--json");
+    expect(listed.out).not.toContain(created.key);
+    expect(JSON.parse(listed.out)).toEqual(expect.arrayContaining([expect.objectContaining({ id: created.id, role: "VIEWER", revokedAt: null })]));
+    await json("revoke-admin-key", "--id", created.id);
+    expect((await graphql(app, `{ stores { id } }`, {}, created.key)).status).toBe(401);
+    expect((await admin("create-admin-key", "--name", "x", "--role", "root")).code).toBe(2);
+  }, 240_000);
+
+  it("lists deliveries by store and status a page at a time, inspects one with its attempts and replays it", async () => {
+    const t = await createTenant(app);
+    // Nothing listens on port 9 of 127.0.0.1: every attempt fails at once.
+    const endpoint = await call<{ id: string }>(app, "POST", "/public/v1/webhooks", {
+      token: t.token,
+      body: { url: "http://127.0.0.1:9/hook", events: ["order.created"] },
+    });
+    expect(endpoint.status).toBe(201);
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const sent = await graphql<{ testWebhookEndpoint: { id: string; status: string } }>(
+        app,
+        `mutation($id: ID!) { testWebhookEndpoint(id: $id) { id status } }`,
+        {
+          id: endpoint.body.id,
+        },
+      );
+      expect(sent.data?.testWebhookEndpoint.status).toBe("FAILED");
+      ids.push(sent.data!.testWebhookEndpoint.id);
+    }
+
+    type Page = { data: { id: string; status: string }[]; pagination: { nextCursor: string | null } };
+    const first = await json<Page>("list-deliveries", "--store", t.storeCode, "--status", "failed", "--limit", "1");
+    expect(first.data.map((d) => d.id)).toEqual([ids[1]]);
+    const second = await json<Page>("list-deliveries", "--store", t.storeCode, "--limit", "1", "--cursor", first.pagination.nextCursor ?? "");
+    expect(second.data.map((d) => d.id)).toEqual([ids[0]]);
+    expect(second.pagination.nextCursor).toBeNull();
+    expect((await json<Page>("list-deliveries", "--endpoint", endpoint.body.id, "--status", "delivered")).data).toEqual([]);
+
+    const inspected = await json<{ id: string; attempts: { number: number; succeeded: boolean; error: string }[] }>("inspect-delivery", "--id", ids[0]);
+    expect(inspected.attempts).toEqual([expect.objectContaining({ number: 1, succeeded: false })]);
+    const text = await admin("inspect-delivery", "--id", ids[0]);
+    expect(text.out).toMatch(/#1 TEST/);
+
+    expect((await json<{ status: string }>("replay-delivery", "--id", ids[0])).status).toBe("PENDING");
+    const { rows } = await app.services.pool.query("select 1 from graphile_worker.jobs where key = $1", [replayJobKey(ids[0])]);
+    expect(rows).toHaveLength(1);
+    expect((await admin("inspect-delivery", "--id", "5a4c1e2e-9d1b-4f7e-8a51-3b2f0c9d7e61")).code).toBe(1);
+  }, 240_000);
+});
