@@ -186,11 +186,14 @@ describe("GraphQL", () => {
     });
   }
 
-  it("an administrator key reads no tenant through the partner fields", async () => {
-    for (const field of ["orders { data { id } }", "customers { data { id } }", "products { data { id } }", "categories { id }", "store { id }"]) {
+  it("an administrator key reads no tenant through the partner fields, and must name the store it reads", async () => {
+    for (const field of ["orders { data { id } }", "customers { data { id } }", "products { data { id } }", "categories { id }"]) {
       const res = await graphql(app, `{ ${field} }`);
       expect(res.data).toBeNull();
       expect(res.errors?.[0].extensions?.status).toBe(403);
     }
+    const unnamed = await graphql(app, "{ store { id } }");
+    expect(unnamed.data).toBeNull();
+    expect(unnamed.errors?.[0].extensions).toMatchObject({ code: "INVALID_REQUEST", status: 400 });
   });
 });
