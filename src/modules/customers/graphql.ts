@@ -12,7 +12,7 @@ import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./
 import { createCustomer, updateCustomer } from "./service.js";
 import { SEARCH_DESCRIPTION, searchFilter } from "./search.js";
 import { NewCustomerInput } from "../orders/graphql.js";
-import type { Prisma } from "../../platform/db/prisma.js";
+import type { AdminRole, Prisma } from "../../platform/db/prisma.js";
 import type { Scope } from "../../platform/auth/scopes.js";
 import { batchStatements } from "../../platform/db/batch.js";
 import type DataLoader from "dataloader";
@@ -95,9 +95,10 @@ builder.prismaObject("CustomerAddress", {
 /**
  * id, name and phone travel inside every order (orders:read); the rest needs customers:read (or customers:write,
  * whose writes answer with the customer),
- * so GraphQL shows a token no more than REST does.
+ * so GraphQL shows a token no more than REST does. Administrators, who read customers through Store.customers,
+ * see all of it.
  */
-const customersRead = { anyScope: ["customers:read", "customers:write"] } satisfies { anyScope: Scope[] };
+const customersRead = { anyScope: ["customers:read", "customers:write"], adminRole: "VIEWER" } satisfies { anyScope: Scope[]; adminRole: AdminRole };
 
 export const Customer = builder.prismaObject("Customer", {
   fields: (t) => ({
@@ -118,7 +119,7 @@ export const Customer = builder.prismaObject("Customer", {
     }),
     orders: t.relation("orders", {
       description: "The customer's orders, newest first.",
-      authScopes: { scope: "orders:read" },
+      authScopes: STORE_READ("orders:read"),
       args: { limit: t.arg.int({ description: "1..100, default 20" }) },
       query: (args) => {
         pageLimitInput.check(jsonArgs({ limit: args.limit }));
