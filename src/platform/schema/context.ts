@@ -37,11 +37,11 @@ export function tenantOf(ctx: Context): PartnerPrincipal {
  * Who may read a field nested in Store (Store.orders, Store.customers, ...): a partner token with the scope of
  * the matching root field, or an administrator of any role.
  */
-export const STORE_READ = <S extends Scope>(scope: S) => ({ scope, adminRole: "VIEWER" }) as const satisfies { scope: Scope; adminRole: AdminRole };
+export const STORE_READ = (scope: Scope) => ({ scope, adminRole: "VIEWER" }) as const satisfies { scope: Scope; adminRole: AdminRole };
 
 /**
  * The store a field nested in Store reads: its parent's. A partner token only ever gets its own Store (the `store`
- * field answers no other); the check keeps that so should another path to a Store object appear.
+ * field answers no other); this check keeps that true if another path to a Store object is ever added.
  */
 export function storeIdOf(ctx: Context, store: { id: string }): string {
   if (ctx.principal.kind === "partner" && ctx.principal.storeId !== store.id) {
