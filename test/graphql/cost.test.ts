@@ -94,6 +94,31 @@ describe("the cost limit lets through what the service and its docs send", () =>
   });
 });
 
+describe("reads nested in Store cost what the root fields cost", () => {
+  const acrossStores = (selection: string) => `{ stores(limit: 100) { data { id orders(limit: 100) { data { ${selection} } } } } }`;
+  const WITH_ITEMS = "id total items { name quantity total } payments { value }";
+
+  it("one store's page costs its root page and one more", () => {
+    const root = queryCost(schema, parse(withFragments(`{ ${FULL_PAGE} }`)));
+    expect(queryCost(schema, parse(withFragments(`{ store(code: "x") { ${FULL_PAGE} } }`)))).toBe(root + 1);
+  });
+
+  it("a page of stores multiplies the pages inside it", () => {
+    // 100 stores × 100 order ids fit; with each order's items and payments they do not (docs/dashboards.md says both).
+    expect(queryCost(schema, parse(acrossStores("id")))).toBe(20_301);
+    expect(queryCost(schema, parse(acrossStores(WITH_ITEMS)))).toBe(450_301);
+  });
+
+  it("refuses an administrator's stores × full order pages before running it", async () => {
+    const res = await graphql(app, acrossStores(WITH_ITEMS), {}, ADMIN_KEY);
+    expect(res.data ?? null).toBeNull();
+    expect(res.errors?.[0].extensions).toMatchObject({ code: "INVALID_REQUEST", limit: "cost", max: maxCost });
+    const ids = await graphql<{ stores: { data: { orders: { data: unknown[] } }[] } }>(app, acrossStores("id"), {}, ADMIN_KEY);
+    expect(ids.errors).toBeUndefined();
+    expect(ids.data?.stores.data.flatMap((s) => s.orders.data)).toHaveLength(3);
+  });
+});
+
 describe("POST /graphql", () => {
   it("refuses 40 aliased full pages of orders before running them, naming the limit", async () => {
     const res = await graphql(app, withFragments(`{ ${aliased(40, FULL_PAGE)} }`), {}, tenant.token);

@@ -56,7 +56,7 @@ describe.skipIf(skip)("GraphiQL in a real browser", () => {
     await headersEditor.waitFor();
     await replaceEditorText(page, headersEditor, JSON.stringify({ Authorization: `Bearer ${ADMIN_KEY}` }));
 
-    await replaceEditorText(page, queryEditor, "{ stores { id code } }");
+    await replaceEditorText(page, queryEditor, "{ stores { data { id code } } }");
     await page.locator(".graphiql-execute-button").click();
 
     const result = page.locator(".result-window");
@@ -71,7 +71,7 @@ describe.skipIf(skip)("GraphiQL in a real browser", () => {
   });
 
   it("serves the page to a browser without credentials, and only the page", async () => {
-    const query = encodeURIComponent("{ stores { id } }");
+    const query = encodeURIComponent("{ stores { data { id } } }");
     const res = await fetch(`${app.baseUrl}/graphql?query=${query}`, { headers: { accept: "text/html" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");

@@ -162,7 +162,7 @@ describe("a pool with every connection taken", () => {
         fetch(`${app.baseUrl}/graphql`, {
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN_KEY}` },
-          body: JSON.stringify({ query: "{ stores { id } }" }),
+          body: JSON.stringify({ query: "{ stores { data { id } } }" }),
           signal: AbortSignal.timeout(8000),
         }),
         send(app, "GET", "/readyz"),

@@ -84,7 +84,7 @@ describe("commands", () => {
   it("creates admin keys with a role, lists them without the key, and revokes one", async () => {
     const created = await json<{ id: string; key: string; role: string }>("create-admin-key", "--name", "support desk", "--role", "viewer");
     expect(created.role).toBe("VIEWER");
-    expect((await graphql(app, `{ stores { id } }`, {}, created.key)).errors).toBeUndefined();
+    expect((await graphql(app, `{ stores { data { id } } }`, {}, created.key)).errors).toBeUndefined();
     const write = await graphql(app, `mutation { createStore(input: { name: "x", environment: SANDBOX }) { id } }`, {}, created.key);
     expect(write.errors?.[0].extensions?.code).toBe("FORBIDDEN");
 
@@ -92,7 +92,7 @@ describe("commands", () => {
     expect(listed.out).not.toContain(created.key);
     expect(JSON.parse(listed.out)).toEqual(expect.arrayContaining([expect.objectContaining({ id: created.id, role: "VIEWER", revokedAt: null })]));
     await json("revoke-admin-key", "--id", created.id);
-    expect((await graphql(app, `{ stores { id } }`, {}, created.key)).status).toBe(401);
+    expect((await graphql(app, `{ stores { data { id } } }`, {}, created.key)).status).toBe(401);
     expect((await admin("create-admin-key", "--name", "x", "--role", "root")).code).toBe(2);
   }, 240_000);
 

@@ -45,7 +45,7 @@ describe("admin GraphQL", () => {
     expect(res.data!.createAdminKey.adminKey).toEqual({ name: "ops", role: "SUPPORT", prefix: key.slice(0, 12) });
     const rows = await app.services.db.adminKey.findMany();
     expect(JSON.stringify(rows)).not.toContain(key);
-    const stores = await graphql<{ stores: unknown[] }>(app, `{ stores { id } }`, {}, key);
+    const stores = await graphql<{ stores: { data: unknown[] } }>(app, `{ stores { data { id } } }`, {}, key);
     expect(stores.errors).toBeUndefined();
   });
 
@@ -55,19 +55,19 @@ describe("admin GraphQL", () => {
       `mutation { createAdminKey(input: { name: "retired", role: VIEWER }) { adminKey { id } key } }`,
     );
     const { adminKey, key } = res.data!.createAdminKey;
-    expect((await graphql(app, `{ stores { id } }`, {}, key)).status).toBe(200);
+    expect((await graphql(app, `{ stores { data { id } } }`, {}, key)).status).toBe(200);
     const revoked = await graphql<{ revokeAdminKey: { revokedAt: string | null } }>(app, `mutation($id: ID!) { revokeAdminKey(id: $id) { revokedAt } }`, {
       id: adminKey.id,
     });
     expect(revoked.data?.revokeAdminKey.revokedAt).toBeTruthy();
-    expect((await graphql(app, `{ stores { id } }`, {}, key)).status).toBe(401);
+    expect((await graphql(app, `{ stores { data { id } } }`, {}, key)).status).toBe(401);
   });
 
   it("without a credential /graphql answers 401 problem+json", async () => {
     const res = await fetch(`${app.baseUrl}/graphql`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ query: "{ stores { id } }" }),
+      body: JSON.stringify({ query: "{ stores { data { id } } }" }),
     });
     expect(res.status).toBe(401);
     expect(res.headers.get("content-type")).toContain("application/problem+json");
@@ -82,7 +82,7 @@ describe("admin GraphQL", () => {
     const bad = await fetch(`${app.baseUrl}/graphql`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: "Bearer adm_wrong" },
-      body: JSON.stringify({ query: "{ stores { id } }" }),
+      body: JSON.stringify({ query: "{ stores { data { id } } }" }),
     });
     expect(bad.status).toBe(401);
   });

@@ -131,9 +131,9 @@ describe("admin key roles", () => {
   }, 120_000);
 
   it("a viewer reads nested administrator types too", async () => {
-    const res = await graphql<{ applications: unknown[]; adminKeys: { role: string }[] }>(
+    const res = await graphql<{ applications: { data: unknown[] }; adminKeys: { role: string }[] }>(
       app,
-      `{ applications { id grants { id store { id } } } adminKeys { role } }`,
+      `{ applications { data { id grants { id store { id } } } } adminKeys { role } }`,
       {},
       keys.VIEWER,
     );

@@ -84,7 +84,7 @@ it("request lines name the partner's client_id and store, or the admin key, and 
     const res = await fetch(`${apiBase}/graphql`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ query: "{ stores { id } }" }),
+      body: JSON.stringify({ query: "{ stores { data { id } } }" }),
     });
     expect(res.status).toBe(200);
   }

@@ -1,6 +1,11 @@
 import { builder } from "../../platform/schema/builder.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { EnvironmentEnum, StoreStatusEnum } from "../store/graphql.js";
+import { queryFromInfo } from "@pothos/plugin-prisma";
+import { EnvironmentEnum, Store, StoreStatusEnum } from "../store/graphql.js";
+import { pageType } from "../../platform/schema/fields.js";
+import { paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { jsonArgs } from "../../platform/validate.js";
+import { listApplicationsInput, listStoresInput } from "./schemas.js";
 import { AddressInput } from "../orders/graphql.js";
 import { idPath } from "../../platform/schemas.js";
 import type { Prisma } from "../../platform/db/prisma.js";
@@ -141,18 +146,55 @@ const GrantInput = builder.inputType("GrantInput", {
   }),
 });
 
+/** Oldest first, as the admin CLI lists them; the primary key breaks ties. */
+const OLDEST_FIRST: SortKey[] = [
+  { field: "createdAt", direction: "asc" },
+  { field: "id", direction: "asc" },
+];
+
+const StorePage = pageType("StorePage", Store);
+const ApplicationPage = pageType("ApplicationPage", Application);
+
+const pageArgs = builder.args((t) => ({
+  limit: t.int({ description: "1..100, default 20" }),
+  cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
+}));
+
 builder.queryFields((t) => ({
-  stores: t.prismaField({
-    type: ["Store"],
+  stores: t.field({
+    type: StorePage,
+    description: "Every store, oldest first; read one's data with store(id) { orders ... }.",
     authScopes: { adminRole: "VIEWER" },
-    args: { environment: t.arg({ type: EnvironmentEnum }) },
-    resolve: (query, _r, args, ctx) =>
-      ctx.db.store.findMany({ ...query, where: args.environment ? { environment: args.environment } : {}, orderBy: { createdAt: "asc" }, take: 500 }),
+    args: { ...pageArgs, environment: t.arg({ type: EnvironmentEnum }) },
+    resolve: (_r, args, ctx, info) => {
+      listStoresInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
+      const where: Prisma.StoreWhereInput = args.environment ? { environment: args.environment } : {};
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: OLDEST_FIRST,
+        findCursor: (id) => ctx.db.store.findUnique({ where: { id }, select: { id: true, createdAt: true } }),
+        findMany: ({ after, orderBy, take }) => ctx.db.store.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
+      });
+    },
   }),
-  applications: t.prismaField({
-    type: [Application],
+  applications: t.field({
+    type: ApplicationPage,
+    description: "Every Application, oldest first.",
     authScopes: { adminRole: "VIEWER" },
-    resolve: (query, _r, _a, ctx) => ctx.db.application.findMany({ ...query, orderBy: { createdAt: "asc" }, take: 500 }),
+    args: pageArgs,
+    resolve: (_r, args, ctx, info) => {
+      listApplicationsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
+      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+      return paginate({
+        limit: args.limit,
+        cursor: args.cursor,
+        sort: OLDEST_FIRST,
+        findCursor: (id) => ctx.db.application.findUnique({ where: { id }, select: { id: true, createdAt: true } }),
+        findMany: ({ after, orderBy, take }) => ctx.db.application.findMany({ ...query, ...(after ? { where: after } : {}), orderBy, take }),
+      });
+    },
   }),
   adminKeys: t.prismaField({
     type: [AdminKey],

@@ -1,6 +1,8 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
-import { tenantOf } from "../../platform/schema/context.js";
+import type { GraphQLResolveInfo } from "graphql";
+import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
+import type { Prisma } from "../../platform/db/prisma.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs } from "../../platform/validate.js";
@@ -77,39 +79,64 @@ export const Category = builder.prismaObject("Category", {
 
 export const ProductPage = pageType("ProductPage", Product);
 
-builder.queryFields((t) => ({
+/** What a category read loads beside its columns (the selection GraphQL was asked for). */
+type CategoryQuery = { include?: Prisma.CategoryInclude; select?: Prisma.CategorySelect };
+
+/** A store's active categories in display order: Query.categories (the token's store) and Store.categories. */
+function listCategories(ctx: Context, storeId: string, query: CategoryQuery) {
+  return ctx.db.category.findMany({ ...query, where: { storeId, isActive: true }, orderBy: [{ position: "asc" }, { id: "asc" }] });
+}
+
+const productListArgs = builder.args((t) => ({
+  limit: t.int({ description: "1..100, default 20" }),
+  cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
+}));
+
+/** One page of a store's products in menu order: Query.products and Store.products. */
+function listProducts(ctx: Context, storeId: string, args: { limit?: number | null; cursor?: string | null }, info: GraphQLResolveInfo) {
+  listProductsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
+  const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+  return paginate({
+    limit: args.limit,
+    cursor: args.cursor,
+    sort: MENU_ORDER,
+    findCursor: (id) => ctx.db.product.findFirst({ where: { id, storeId }, select: { id: true, categoryPosition: true, name: true } }),
+    findMany: ({ after, orderBy, take }) => ctx.db.product.findMany({ ...query, where: after ? { AND: [{ storeId }, after] } : { storeId }, orderBy, take }),
+  });
+}
+
+const CATEGORIES_DESCRIPTION = "The store's active categories in display order.";
+const PRODUCTS_DESCRIPTION = "The store's products in menu order: category position, then name.";
+
+builder.prismaObjectFields("Store", (t) => ({
   categories: t.prismaField({
     type: [Category],
-    description: "The store's active categories in display order.",
-    authScopes: { scope: "catalog:read" },
-    resolve: (query, _root, _args, ctx) =>
-      ctx.db.category.findMany({
-        ...query,
-        where: { storeId: tenantOf(ctx).storeId, isActive: true },
-        orderBy: [{ position: "asc" }, { id: "asc" }],
-      }),
+    description: CATEGORIES_DESCRIPTION,
+    authScopes: STORE_READ("catalog:read"),
+    resolve: (query, store, _args, ctx) => listCategories(ctx, storeIdOf(ctx, store), query),
   }),
   products: t.field({
     type: ProductPage,
-    description: "The store's products in menu order: category position, then name.",
+    description: PRODUCTS_DESCRIPTION,
+    authScopes: STORE_READ("catalog:read"),
+    args: productListArgs,
+    resolve: (store, args, ctx, info) => listProducts(ctx, storeIdOf(ctx, store), args, info),
+  }),
+}));
+
+builder.queryFields((t) => ({
+  categories: t.prismaField({
+    type: [Category],
+    description: CATEGORIES_DESCRIPTION,
     authScopes: { scope: "catalog:read" },
-    args: {
-      limit: t.arg.int({ description: "1..100, default 20" }),
-      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
-    },
-    resolve: (_root, args, ctx, info) => {
-      const { storeId } = tenantOf(ctx);
-      listProductsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
-      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
-      return paginate({
-        limit: args.limit,
-        cursor: args.cursor,
-        sort: MENU_ORDER,
-        findCursor: (id) => ctx.db.product.findFirst({ where: { id, storeId }, select: { id: true, categoryPosition: true, name: true } }),
-        findMany: ({ after, orderBy, take }) =>
-          ctx.db.product.findMany({ ...query, where: after ? { AND: [{ storeId }, after] } : { storeId }, orderBy, take }),
-      });
-    },
+    resolve: (query, _root, _args, ctx) => listCategories(ctx, tenantOf(ctx).storeId, query),
+  }),
+  products: t.field({
+    type: ProductPage,
+    description: PRODUCTS_DESCRIPTION,
+    authScopes: { scope: "catalog:read" },
+    args: productListArgs,
+    resolve: (_root, args, ctx, info) => listProducts(ctx, tenantOf(ctx).storeId, args, info),
   }),
   product: t.prismaField({
     type: Product,

@@ -1,6 +1,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
-import { tenantOf, type Context } from "../../platform/schema/context.js";
+import type { GraphQLResolveInfo } from "graphql";
+import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { pageType } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
@@ -11,7 +12,7 @@ import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./
 import { createCustomer, updateCustomer } from "./service.js";
 import { SEARCH_DESCRIPTION, searchFilter } from "./search.js";
 import { NewCustomerInput } from "../orders/graphql.js";
-import type { Prisma } from "../../platform/db/prisma.js";
+import type { AdminRole, Prisma } from "../../platform/db/prisma.js";
 import type { Scope } from "../../platform/auth/scopes.js";
 import { batchStatements } from "../../platform/db/batch.js";
 import type DataLoader from "dataloader";
@@ -94,9 +95,10 @@ builder.prismaObject("CustomerAddress", {
 /**
  * id, name and phone travel inside every order (orders:read); the rest needs customers:read (or customers:write,
  * whose writes answer with the customer),
- * so GraphQL shows a token no more than REST does.
+ * so GraphQL shows a token no more than REST does. Administrators, who read customers through Store.customers,
+ * see all of it.
  */
-const customersRead = { anyScope: ["customers:read", "customers:write"] } satisfies { anyScope: Scope[] };
+const customersRead = { anyScope: ["customers:read", "customers:write"], adminRole: "VIEWER" } satisfies { anyScope: Scope[]; adminRole: AdminRole };
 
 export const Customer = builder.prismaObject("Customer", {
   fields: (t) => ({
@@ -117,7 +119,7 @@ export const Customer = builder.prismaObject("Customer", {
     }),
     orders: t.relation("orders", {
       description: "The customer's orders, newest first.",
-      authScopes: { scope: "orders:read" },
+      authScopes: STORE_READ("orders:read"),
       args: { limit: t.arg.int({ description: "1..100, default 20" }) },
       query: (args) => {
         pageLimitInput.check(jsonArgs({ limit: args.limit }));
@@ -129,34 +131,57 @@ export const Customer = builder.prismaObject("Customer", {
 
 export const CustomerPage = pageType("CustomerPage", Customer);
 
+const customerListArgs = builder.args((t) => ({
+  limit: t.int({ description: "1..100, default 20" }),
+  cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
+  search: t.string({ description: SEARCH_DESCRIPTION }),
+  updatedSince: t.field({ type: "DateTime", description: "Only customers with updatedAt at or after this instant" }),
+}));
+
+interface CustomerListArgs {
+  limit?: number | null;
+  cursor?: string | null;
+  search?: string | null;
+  updatedSince?: Date | null;
+}
+
+/** One page of a store's customers: Query.customers (the token's store) and Store.customers. */
+function listCustomers(ctx: Context, storeId: string, args: CustomerListArgs, info: GraphQLResolveInfo) {
+  listCustomersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, search: args.search, updated_since: args.updatedSince }));
+  const where: Prisma.CustomerWhereInput = {
+    storeId,
+    ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
+    ...searchFilter(args.search),
+  };
+  const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+  return paginate({
+    limit: args.limit,
+    cursor: args.cursor,
+    sort: args.updatedSince ? OLDEST_CHANGE_FIRST : BY_NAME,
+    findCursor: (id) => ctx.db.customer.findFirst({ where: { id, storeId }, select: { id: true, name: true, updatedAt: true } }),
+    findMany: ({ after, orderBy, take }) => ctx.db.customer.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
+  });
+}
+
+const CUSTOMERS_DESCRIPTION = "The store's customers by name; with updatedSince, changes oldest first.";
+
+builder.prismaObjectFields("Store", (t) => ({
+  customers: t.field({
+    type: CustomerPage,
+    description: CUSTOMERS_DESCRIPTION,
+    authScopes: STORE_READ("customers:read"),
+    args: customerListArgs,
+    resolve: (store, args, ctx, info) => listCustomers(ctx, storeIdOf(ctx, store), args, info),
+  }),
+}));
+
 builder.queryFields((t) => ({
   customers: t.field({
     type: CustomerPage,
-    description: "The store's customers by name; with updatedSince, changes oldest first.",
+    description: CUSTOMERS_DESCRIPTION,
     authScopes: { scope: "customers:read" },
-    args: {
-      limit: t.arg.int({ description: "1..100, default 20" }),
-      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
-      search: t.arg.string({ description: SEARCH_DESCRIPTION }),
-      updatedSince: t.arg({ type: "DateTime", description: "Only customers with updatedAt at or after this instant" }),
-    },
-    resolve: (_root, args, ctx, info) => {
-      const { storeId } = tenantOf(ctx);
-      listCustomersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, search: args.search, updated_since: args.updatedSince }));
-      const where: Prisma.CustomerWhereInput = {
-        storeId,
-        ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
-        ...searchFilter(args.search),
-      };
-      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
-      return paginate({
-        limit: args.limit,
-        cursor: args.cursor,
-        sort: args.updatedSince ? OLDEST_CHANGE_FIRST : BY_NAME,
-        findCursor: (id) => ctx.db.customer.findFirst({ where: { id, storeId }, select: { id: true, name: true, updatedAt: true } }),
-        findMany: ({ after, orderBy, take }) => ctx.db.customer.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
-      });
-    },
+    args: customerListArgs,
+    resolve: (_root, args, ctx, info) => listCustomers(ctx, tenantOf(ctx).storeId, args, info),
   }),
   customer: t.prismaField({
     type: Customer,

@@ -1,6 +1,7 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
-import { tenantOf } from "../../platform/schema/context.js";
+import type { GraphQLResolveInfo } from "graphql";
+import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { AddressRef } from "../store/graphql.js";
 import type { Address } from "../store/address.js";
@@ -10,7 +11,7 @@ import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.j
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import type { Prisma } from "../../platform/db/prisma.js";
+import type { OrderStatus, Prisma } from "../../platform/db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 
@@ -111,53 +112,88 @@ export const Order = builder.prismaObject("Order", {
 
 export const OrderPage = pageType("OrderPage", Order);
 
+/** What an order read loads beside its columns (the selection GraphQL was asked for). */
+type OrderQuery = { include?: Prisma.OrderInclude; select?: Prisma.OrderSelect };
+
 /** Sort keys a page of orders needs from its cursor row. */
 const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
+
+const orderListArgs = builder.args((t) => ({
+  limit: t.int({ description: "1..100, default 20" }),
+  cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
+  status: t.field({ type: OrderStatusEnum }),
+  updatedSince: t.field({ type: "DateTime", description: "Only orders with updatedAt at or after this instant" }),
+}));
+
+interface OrderListArgs {
+  limit?: number | null;
+  cursor?: string | null;
+  status?: OrderStatus | null;
+  updatedSince?: Date | null;
+}
+
+/** One page of a store's orders: Query.orders (the token's store) and Store.orders (any store an administrator names). */
+function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: GraphQLResolveInfo) {
+  listOrdersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }));
+  const where: Prisma.OrderWhereInput = {
+    storeId,
+    ...(args.status ? { status: args.status } : {}),
+    ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
+  };
+  const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+  return paginate({
+    limit: args.limit,
+    cursor: args.cursor,
+    sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
+    findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
+    // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
+    findMany: ({ after, orderBy, take }) =>
+      ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
+  });
+}
+
+/** One order of a store, or NOT_FOUND: Query.order and Store.order. */
+async function findOrder(ctx: Context, storeId: string, id: string, query: OrderQuery) {
+  idPath.check({ id });
+  const order = await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
+  if (!order) throw notFound("order", id);
+  return order;
+}
+
+const ORDERS_DESCRIPTION = "The store's orders, newest first; with updatedSince, changes oldest first.";
+const ORDER_DESCRIPTION = "One order of the store; another store's id is NOT_FOUND.";
 
 builder.queryFields((t) => ({
   orders: t.field({
     type: OrderPage,
-    description: "The store's orders, newest first; with updatedSince, changes oldest first.",
+    description: ORDERS_DESCRIPTION,
     authScopes: { scope: "orders:read" },
-    args: {
-      limit: t.arg.int({ description: "1..100, default 20" }),
-      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
-      status: t.arg({ type: OrderStatusEnum }),
-      updatedSince: t.arg({ type: "DateTime", description: "Only orders with updatedAt at or after this instant" }),
-    },
-    resolve: (_root, args, ctx, info) => {
-      const { storeId } = tenantOf(ctx);
-      listOrdersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }));
-      const where: Prisma.OrderWhereInput = {
-        storeId,
-        ...(args.status ? { status: args.status } : {}),
-        ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
-      };
-      const query = queryFromInfo({ context: ctx, info, path: ["data"] });
-      return paginate({
-        limit: args.limit,
-        cursor: args.cursor,
-        sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
-        findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
-        // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
-        findMany: ({ after, orderBy, take }) =>
-          ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
-      });
-    },
+    args: orderListArgs,
+    resolve: (_root, args, ctx, info) => listOrders(ctx, tenantOf(ctx).storeId, args, info),
   }),
   order: t.prismaField({
     type: Order,
-    description: "One order of the store; another store's id is NOT_FOUND.",
+    description: ORDER_DESCRIPTION,
     authScopes: { scope: "orders:read" },
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (query, _root, args, ctx) => {
-      const { storeId } = tenantOf(ctx);
-      const { id } = args;
-      idPath.check({ id });
-      const order = await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
-      if (!order) throw notFound("order", id);
-      return order;
-    },
+    resolve: (query, _root, args, ctx) => findOrder(ctx, tenantOf(ctx).storeId, args.id, query),
+  }),
+}));
+
+builder.prismaObjectFields("Store", (t) => ({
+  orders: t.field({
+    type: OrderPage,
+    description: ORDERS_DESCRIPTION,
+    authScopes: STORE_READ("orders:read"),
+    args: orderListArgs,
+    resolve: (store, args, ctx, info) => listOrders(ctx, storeIdOf(ctx, store), args, info),
+  }),
+  order: t.prismaField({
+    type: Order,
+    description: ORDER_DESCRIPTION,
+    authScopes: STORE_READ("orders:read"),
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, store, args, ctx) => findOrder(ctx, storeIdOf(ctx, store), args.id, query),
   }),
 }));
 

@@ -1,6 +1,10 @@
 import { builder } from "../../platform/schema/builder.js";
 import type { Address } from "./address.js";
-import { tenantOf } from "../../platform/schema/context.js";
+import { tenantOf, type Context } from "../../platform/schema/context.js";
+import type { Prisma } from "../../platform/db/prisma.js";
+import { ApiError, invalidRequest } from "../../platform/errors.js";
+import { jsonArgs } from "../../platform/validate.js";
+import { storeLookupInput } from "./schemas.js";
 import { ENVIRONMENTS, STORE_STATUSES } from "./status.js";
 
 export const StoreStatusEnum = builder.enumType("StoreStatus", { values: STORE_STATUSES });
@@ -70,11 +74,34 @@ export const Store = builder.prismaObject("Store", {
   }),
 });
 
+/** The store `store(id, code)` answers for this credential, as a filter; the arguments are checked here. */
+function storeWhere(ctx: Context, args: { id?: string | null; code?: string | null }): Prisma.StoreWhereInput {
+  storeLookupInput.check(jsonArgs({ id: args.id, code: args.code }));
+  const named: Prisma.StoreWhereInput = { ...(args.id ? { id: args.id } : {}), ...(args.code ? { code: args.code } : {}) };
+  if (ctx.principal.kind === "partner") return { AND: [{ id: ctx.principal.storeId }, named] };
+  if (!args.id && !args.code) {
+    throw invalidRequest("An administrator names the store: pass its id or its code (the stores field lists them).", [
+      { field: "id", code: "REQUIRED", message: "id or code is required" },
+    ]);
+  }
+  return named;
+}
+
 builder.queryField("store", (t) =>
   t.prismaField({
     type: Store,
-    description: "The token's own store.",
-    authScopes: { scope: "merchant:read" },
-    resolve: (query, _root, _args, ctx) => ctx.db.store.findUniqueOrThrow({ ...query, where: { id: tenantOf(ctx).storeId } }),
+    description:
+      "A store: without arguments the token's own; another store's id or code is NOT_FOUND for a partner token. An administrator names any store by id or code.",
+    authScopes: { scope: "merchant:read", adminRole: "VIEWER" },
+    args: { id: t.arg.id(), code: t.arg.string({ description: "The store code (a token's tenant_id)" }) },
+    resolve: async (query, _root, args, ctx) => {
+      const store = await ctx.db.store.findFirst({ ...query, where: storeWhere(ctx, args) });
+      if (!store) {
+        // Without arguments only a partner gets here (an administrator must name one).
+        const named = args.id ? `id ${args.id}` : `code ${args.code ?? tenantOf(ctx).storeCode}`;
+        throw new ApiError("NOT_FOUND", `No store with ${named} is visible to this credential.`);
+      }
+      return store;
+    },
   }),
 );

@@ -1,5 +1,6 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { nullable, shortText } from "../../platform/schemas.js";
+import { nullable, shortText, uuid } from "../../platform/schemas.js";
+import { defineQuery } from "../../platform/validate.js";
 
 export const AddressInputSchema: JsonSchema = {
   type: "object",
@@ -14,3 +15,6 @@ export const AddressInputSchema: JsonSchema = {
     complement: nullable({ type: "string", maxLength: 200 }),
   },
 };
+
+/** The arguments of `store(id, code)`: either names a store; a partner token may name only its own. */
+export const storeLookupInput = defineQuery({ id: uuid, code: shortText(64, "The store code (a token's tenant_id)") });

@@ -1,9 +1,9 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
-import { tenantOf, type Context } from "../../platform/schema/context.js";
+import { storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import type { Page } from "../../platform/schema/pagination.js";
-import type { WebhookDelivery as WebhookDeliveryRow } from "../../platform/db/prisma.js";
+import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
@@ -30,8 +30,10 @@ function ownerOf(ctx: Context): Owner {
   return { applicationId: tenant.applicationId, storeId: tenant.storeId };
 }
 
+type ListScope = { storeId?: string; applicationId?: string };
+
 /** A list's scope: the partner's own rows, or for administrators everything, optionally narrowed. */
-function listScope(ctx: Context, args: { storeId?: string | null; applicationId?: string | null }): { storeId?: string; applicationId?: string } {
+function listScope(ctx: Context, args: { storeId?: string | null; applicationId?: string | null }): ListScope {
   const owner = ownerOf(ctx);
   if (owner) {
     if (args.storeId || args.applicationId) throw forbidden("storeId and applicationId are administrator filters; a partner token always reads its own store.");
@@ -39,6 +41,12 @@ function listScope(ctx: Context, args: { storeId?: string | null; applicationId?
   }
   adminFilterInput.check(jsonArgs({ storeId: args.storeId, applicationId: args.applicationId }));
   return { ...(args.storeId ? { storeId: args.storeId } : {}), ...(args.applicationId ? { applicationId: args.applicationId } : {}) };
+}
+
+/** A list's scope under a Store: a partner's own rows (in its own store), or for administrators that store's. */
+function storeScope(ctx: Context, store: { id: string }, args: { applicationId?: string | null }): ListScope {
+  const storeId = storeIdOf(ctx, store);
+  return listScope(ctx, { storeId: ctx.principal.kind === "admin" ? storeId : null, applicationId: args.applicationId });
 }
 
 export const WebhookEndpointStatusEnum = builder.enumType("WebhookEndpointStatus", { values: WEBHOOK_ENDPOINT_STATUSES });
@@ -160,19 +168,52 @@ const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput
   }),
 });
 
+/** What an endpoint read loads beside its columns (the selection GraphQL was asked for). */
+type EndpointQuery = { include?: Prisma.WebhookEndpointInclude; select?: Prisma.WebhookEndpointSelect };
+
+/** Endpoints within a list's scope, oldest first: Query.webhookEndpoints and Store.webhookEndpoints. */
+function listEndpoints(ctx: Context, scope: ListScope, status: WebhookEndpointStatus | null | undefined, query: EndpointQuery) {
+  return ctx.db.webhookEndpoint.findMany({
+    ...query,
+    where: { ...scope, ...(status ? { status } : {}) },
+    orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+    take: 500,
+  });
+}
+
+const deliveryListArgs = builder.args((t) => ({
+  status: t.field({ type: WebhookDeliveryStatusEnum }),
+  endpointId: t.id(),
+  eventType: t.string(),
+  limit: t.int(),
+  cursor: t.string(),
+}));
+
+builder.prismaObjectFields("Store", (t) => ({
+  webhookEndpoints: t.prismaField({
+    type: [WebhookEndpoint],
+    authScopes: WEBHOOK_READ,
+    description: "The store's endpoints, oldest first: a partner token's own, for administrators every Application's (applicationId narrows).",
+    args: { applicationId: t.arg.id(), status: t.arg({ type: WebhookEndpointStatusEnum }) },
+    resolve: (query, store, args, ctx) => listEndpoints(ctx, storeScope(ctx, store, args), args.status, query),
+  }),
+  webhookDeliveries: t.field({
+    type: WebhookDeliveryPage,
+    authScopes: WEBHOOK_READ,
+    description: "The store's deliveries, newest first: a partner token's own, for administrators every Application's (applicationId narrows).",
+    args: { ...deliveryListArgs, applicationId: t.arg.id() },
+    resolve: (store, args, ctx, info) =>
+      listDeliveries(ctx.db, { ...args, scope: storeScope(ctx, store, args) }, args, queryFromInfo({ context: ctx, info, path: ["data"] })),
+  }),
+}));
+
 builder.queryFields((t) => ({
   webhookEndpoints: t.prismaField({
     type: [WebhookEndpoint],
     authScopes: WEBHOOK_READ,
     description: "Endpoints, oldest first. Administrators see every tenant's and may filter by storeId and applicationId.",
     args: { storeId: t.arg.id(), applicationId: t.arg.id(), status: t.arg({ type: WebhookEndpointStatusEnum }) },
-    resolve: (query, _root, args, ctx) =>
-      ctx.db.webhookEndpoint.findMany({
-        ...query,
-        where: { ...listScope(ctx, args), ...(args.status ? { status: args.status } : {}) },
-        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
-        take: 500,
-      }),
+    resolve: (query, _root, args, ctx) => listEndpoints(ctx, listScope(ctx, args), args.status, query),
   }),
   webhookEndpoint: t.prismaField({
     type: WebhookEndpoint,
@@ -189,15 +230,7 @@ builder.queryFields((t) => ({
     type: WebhookDeliveryPage,
     authScopes: WEBHOOK_READ,
     description: "Deliveries, newest first. Administrators see every tenant's and may filter by storeId and applicationId.",
-    args: {
-      status: t.arg({ type: WebhookDeliveryStatusEnum }),
-      endpointId: t.arg.id(),
-      eventType: t.arg.string(),
-      limit: t.arg.int(),
-      cursor: t.arg.string(),
-      storeId: t.arg.id(),
-      applicationId: t.arg.id(),
-    },
+    args: { ...deliveryListArgs, storeId: t.arg.id(), applicationId: t.arg.id() },
     resolve: (_root, args, ctx, info) =>
       listDeliveries(ctx.db, { ...args, scope: listScope(ctx, args) }, args, queryFromInfo({ context: ctx, info, path: ["data"] })),
   }),

@@ -1,6 +1,7 @@
 import type { Principal, PartnerPrincipal } from "../auth/principal.js";
 import type { Services } from "../services.js";
-import type { Tx } from "../db/prisma.js";
+import type { AdminRole, Tx } from "../db/prisma.js";
+import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
 
 export interface Context {
@@ -30,4 +31,21 @@ export function tenantOf(ctx: Context): PartnerPrincipal {
     throw new ApiError("FORBIDDEN", "This field is answered for a partner token: it reads the token's own store.");
   }
   return ctx.principal;
+}
+
+/**
+ * Who may read a field nested in Store (Store.orders, Store.customers, ...): a partner token with the scope of
+ * the matching root field, or an administrator of any role.
+ */
+export const STORE_READ = (scope: Scope) => ({ scope, adminRole: "VIEWER" }) as const satisfies { scope: Scope; adminRole: AdminRole };
+
+/**
+ * The store a field nested in Store reads: its parent's. A partner token only ever gets its own Store (the `store`
+ * field answers no other); this check keeps that true if another path to a Store object is ever added.
+ */
+export function storeIdOf(ctx: Context, store: { id: string }): string {
+  if (ctx.principal.kind === "partner" && ctx.principal.storeId !== store.id) {
+    throw new ApiError("NOT_FOUND", `No store with id ${store.id} is visible to this token. A partner token reads its own store only.`);
+  }
+  return store.id;
 }
