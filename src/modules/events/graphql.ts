@@ -3,7 +3,7 @@ import { builder } from "../../platform/schema/builder.js";
 import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { isUuid } from "../../platform/uuid.js";
-import { EVENT_SCOPES, EVENT_TYPES, isEventType } from "./types.js";
+import { EVENT_SCOPES, EVENT_TYPES, } from "./types.js";
 import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";

@@ -3,7 +3,6 @@ import { graphql } from "../../platform/schema/typed.js";
 import { locationHeader } from "../../platform/schemas.js";
 import { sandboxOrderInput } from "./schemas.js";
 import { OrderDetailFragment } from "../orders/routes.js";
-import type { SeedResult } from "./seed.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
 
 const SeedResultFragment = graphql(`fragment SeedResult on SandboxSeedResult { storeId categories products customers }`);

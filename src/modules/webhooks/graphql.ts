@@ -7,7 +7,7 @@ import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStat
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
-import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, listWebhookDeliveriesInput } from "./schemas.js";
+import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, } from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "./endpoints.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
