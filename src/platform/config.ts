@@ -9,17 +9,31 @@ const port = z.coerce.number({ message: "must be a number" }).int("must be an in
 const positiveInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").positive("must be positive");
 const nonNegativeInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more");
 
-const duration = /^(\d+)(ms|s|m|h)$/;
-const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const duration = /^(\d+)(ms|s|m|h|d)$/;
+const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses one duration such as "100ms", "2s", "1m", "1h" or "5d" into milliseconds. */
+export function parseDuration(value: string): number {
+  const m = duration.exec(value.trim());
+  if (!m) throw new Error(`"${value}" is not a duration like 100ms, 2s, 1m, 1h or 5d`);
+  return Number(m[1]) * unitMs[m[2]];
+}
 
 /** Parses "100ms,2s,1m" into milliseconds. */
 export function parseSchedule(value: string): number[] {
-  return value.split(",").map((part) => {
-    const m = duration.exec(part.trim());
-    if (!m) throw new Error(`"${part}" is not a duration like 100ms, 2s, 1m or 1h`);
-    return Number(m[1]) * unitMs[m[2]];
-  });
+  return value.split(",").map(parseDuration);
 }
+
+const positiveDuration = z.string().transform((value, ctx) => {
+  try {
+    const ms = parseDuration(value);
+    if (ms <= 0) throw new Error("must be longer than 0");
+    return ms;
+  } catch (e) {
+    ctx.addIssue({ code: "custom", message: (e as Error).message });
+    return z.NEVER;
+  }
+});
 
 const schedule = z.string().transform((value, ctx) => {
   try {
@@ -49,6 +63,8 @@ const envSchema = z
     WEBHOOK_TIMEOUT_MS: positiveInt.default(5000),
     WEBHOOK_RETRY_SCHEDULE: schedule.default(parseSchedule(DEFAULT_RETRY_SCHEDULE)),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
+    /** An endpoint whose deliveries have all failed for this long (from its first failure since its last success) turns INACTIVE. */
+    WEBHOOK_DISABLE_AFTER: positiveDuration.default(parseDuration("5d")),
     CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     ROLE: z.enum(["api", "worker", "all"]).default("all"),

@@ -686,6 +686,51 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     forbiddenCase("webhooks:manage", { path: { deliveryId: randomUUID() } }),
   ],
+  listWebhookDeliveryAttempts: [
+    { name: "a delivered test event", run: async (ctx) => ({ path: { deliveryId: await testDelivery(ctx, await sharedEndpoint(ctx)) } }) },
+    { name: "a delivery the receiver refused", run: async (ctx) => ({ path: { deliveryId: await testDelivery(ctx, await newEndpoint(ctx, FAILING_PATH)) } }) },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: { deliveryId: randomUUID() } }) },
+    forbiddenCase("webhooks:manage", { path: { deliveryId: randomUUID() } }),
+  ],
+  updateWebhookEndpoint: [
+    {
+      name: "a new URL and every event type",
+      run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { url: ctx.receiver.url("/contract/moved"), events: ["*"] } }),
+    },
+    { name: "set INACTIVE", run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { status: "INACTIVE" } }) },
+    {
+      name: "an INACTIVE endpoint set ACTIVE again",
+      run: async (ctx) => {
+        const id = await newEndpoint(ctx);
+        await deactivate(ctx, id);
+        return { path: { id }, body: { status: "ACTIVE" } };
+      },
+    },
+    { name: "an unsafe URL is 422", status: 422, run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { url: "http://169.254.169.254/" } }) },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { status: "ACTIVE" } }) },
+    forbiddenCase("webhooks:manage", { path: unknownId(), body: { status: "ACTIVE" } }),
+  ],
+  recoverWebhookDeliveries: [
+    {
+      name: "the failed deliveries of the last hour",
+      run: async (ctx) => {
+        const id = await newEndpoint(ctx, FAILING_PATH);
+        await testDelivery(ctx, id);
+        return { path: { id }, body: { since: new Date(Date.now() - 3_600_000).toISOString() } };
+      },
+    },
+    {
+      name: "an INACTIVE endpoint is 422 ENDPOINT_INACTIVE",
+      status: 422,
+      run: async (ctx) => {
+        const id = await newEndpoint(ctx);
+        await deactivate(ctx, id);
+        return { path: { id }, body: { since: new Date(Date.now() - 3_600_000).toISOString() } };
+      },
+    },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { since: new Date().toISOString() } }) },
+    forbiddenCase("webhooks:manage", { path: unknownId(), body: { since: new Date().toISOString() } }),
+  ],
   getWebhookEndpointById: [
     { name: "an endpoint that delivered", run: async (ctx) => ({ path: { id: await tested(ctx, await sharedEndpoint(ctx)) } }) },
     { name: "an endpoint whose receiver fails", run: async (ctx) => ({ path: { id: await tested(ctx, await newEndpoint(ctx, FAILING_PATH)) } }) },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
-import { EVENT_TYPES } from "../../src/modules/events/types.js";
+import { DELIVERED_EVENTS } from "../../src/modules/events/types.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
 import { schema } from "../../src/graphql/schema.js";
 import { eventSchemaName } from "../../src/rest/openapi-platform.js";
@@ -11,6 +11,8 @@ import { startWorker } from "../../workers/runner.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createCatalog, fakeAddress } from "../helpers/fixtures.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
+import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
+import { startReceiver, type Receiver } from "../webhooks/receiver.js";
 
 /**
  * What each event really carries against its published webhook schema: every field the code emits is documented
@@ -20,12 +22,21 @@ import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js"
 const doc = buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl);
 let app: TestApp;
 let t: Tenant;
+let receiver: Receiver;
 
 beforeAll(async () => {
-  app = await startTestApp({ CATALOG_EVENT_WINDOW_MS: "100" });
+  app = await startTestApp({ CATALOG_EVENT_WINDOW_MS: "100", WEBHOOK_RETRY_SCHEDULE: "10ms", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
   t = await createTenant(app);
+  receiver = await startReceiver();
+  // The operational webhook events: a receiver that is gone, and one that always fails (its deliveries dead-letter).
+  receiver.on("/gone", () => ({ status: 410 }));
+  receiver.on("/down", () => ({ status: 500 }));
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await receiver.close();
+  destroyWebhookAgents();
+  await app.close();
+});
 
 /** What the input's check says about a value it refuses. */
 function refusal(input: OperationInput, value: unknown): string {
@@ -45,6 +56,9 @@ async function send<T = { id: string }>(method: string, path: string, body: unkn
 
 /** Emits every event type through the service's own doors: REST for partners, GraphQL for the admin's store change. */
 async function emitEveryType(): Promise<void> {
+  await send("POST", "/public/v1/webhooks", { url: receiver.url("/down"), events: ["store.updated"] });
+  const gone = await send("POST", "/public/v1/webhooks", { url: receiver.url("/gone"), events: ["order.created"] });
+  await send("POST", `/public/v1/webhooks/${gone.id}/test`, undefined);
   const [a, b] = (await createCatalog(app.services.db, t.storeId)).products;
   const customer = await send("POST", "/public/v1/customers", { name: "Ana Lima", phone: "+55 11 90000-0001" });
   await send("PATCH", `/public/v1/customers/${customer.id}`, { email: "ana@example.com" });
@@ -69,16 +83,20 @@ it("every event's data is exactly what its published webhook schema lists as req
   await emitEveryType();
   const worker = await startWorker(app.services, app.databaseUrl);
   try {
-    // catalog.updated is emitted when the aggregation window closes, by the worker.
-    const deadline = Date.now() + 10_000;
-    while ((await app.services.db.event.count({ where: { storeId: t.storeId, type: "catalog.updated" } })) < 2 && Date.now() < deadline) {
+    // catalog.updated is emitted when the aggregation window closes, by the worker; the operational events as
+    // the failing endpoint's delivery runs out of attempts.
+    const deadline = Date.now() + 15_000;
+    const missing = async () =>
+      (await app.services.db.event.count({ where: { storeId: t.storeId, type: "catalog.updated" } })) < 2 ||
+      (await app.services.db.event.count({ where: { storeId: t.storeId, type: "webhook.delivery.dead_lettered" } })) < 1;
+    while ((await missing()) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
   } finally {
     await worker.stop();
   }
   const events = await app.services.db.event.findMany({ where: { storeId: t.storeId } });
-  expect(new Set(events.map((e) => e.type))).toEqual(new Set(EVENT_TYPES));
+  expect(new Set(events.map((e) => e.type))).toEqual(new Set(Object.keys(DELIVERED_EVENTS)));
 
   const departures = events.flatMap((event) => {
     const data = (doc.components.schemas[eventSchemaName(event.type)].properties as Record<string, JsonSchema>).data;

@@ -189,7 +189,7 @@ describe("GET /metrics", () => {
       // The route the router would run: POST matches `{id}/test`, though `deliveries/{deliveryId}` comes first.
       await call(app, "POST", "/public/v1/webhooks/deliveries/test", { token: "not-a-token" }),
       // A wrong method is counted under the template whose path matched; the literal `deliveries` beats `{id}`.
-      await call(app, "PATCH", "/public/v1/webhooks/deliveries", { token: tenant.token }),
+      await call(app, "PUT", "/public/v1/webhooks/deliveries", { token: tenant.token }),
       await call(app, "PATCH", "/public/v1/orders/x/y/z", { token: tenant.token }),
       await call(app, "PATCH", "/healthz"),
       await call(app, "PATCH", "/wp-admin.php"),
@@ -201,7 +201,7 @@ describe("GET /metrics", () => {
     expect(count("/public/v1/orders/\\{id\\}", 401)).toBe("1");
     expect(count("/public/v1/orders/\\{id\\}/status", 401)).toBe("1");
     expect(count("/public/v1/webhooks/\\{id\\}/test", 401, "POST")).toBe("1");
-    expect(count("/public/v1/webhooks/deliveries", 405)).toBe("1");
+    expect(count("/public/v1/webhooks/deliveries", 405, "PUT")).toBe("1");
     expect(count("unmatched", 404)).toBe("2");
     expect(count("/healthz", 405)).toBe("1");
   });

@@ -3,7 +3,8 @@ import { builder } from "../../platform/schema/builder.js";
 import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { isUuid } from "../../platform/uuid.js";
-import { EVENT_SCOPES, EVENT_TYPES, } from "./types.js";
+import { EVENT_SCOPES, EVENT_TYPES } from "./types.js";
+import { OPERATIONAL_EVENT_TYPES } from "../webhooks/events.js";
 import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
@@ -48,10 +49,16 @@ async function storeToFollow(ctx: Context, storeId: string | null | undefined): 
   return store.id;
 }
 
-/** The event types a reader gets: those asked for (default all), less those the partner's scopes do not cover. */
+/**
+ * The event types a reader gets: those asked for (default all), less those the partner's scopes do not cover. The
+ * operational webhook events are about one Application's endpoints, not the store: partners never read them here.
+ */
 function typesToFollow(ctx: Context, asked: readonly string[] | null | undefined): string[] {
   const { principal } = ctx;
-  return EVENT_TYPES.filter((t) => (asked ? asked.includes(t) : true) && (principal.kind !== "partner" || principal.scopes.has(EVENT_SCOPES[t])));
+  return EVENT_TYPES.filter(
+    (t) =>
+      (asked ? asked.includes(t) : true) && (principal.kind !== "partner" || (principal.scopes.has(EVENT_SCOPES[t]) && !OPERATIONAL_EVENT_TYPES.includes(t))),
+  );
 }
 
 /** GraphQL's list of types as the comma-separated text REST takes, for the one validator. */

@@ -4,7 +4,7 @@ import { CATALOG_EVENTS } from "../catalog/events.js";
 import { CUSTOMER_EVENTS } from "../customers/events.js";
 import { ORDER_EVENTS } from "../orders/events.js";
 import { STORE_EVENTS } from "../store/events.js";
-import { TEST_EVENT } from "../webhooks/events.js";
+import { TEST_EVENT, WEBHOOK_EVENTS } from "../webhooks/events.js";
 import type { EventDeclaration } from "./schema.js";
 
 /**
@@ -12,7 +12,7 @@ import type { EventDeclaration } from "./schema.js";
  * (src/modules/<domain>/events.ts). The domains import only the generic emitEvent and schema helpers from here,
  * never this file, so the imports stay one-way.
  */
-export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS } satisfies Record<string, EventDeclaration>;
+export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS, ...WEBHOOK_EVENTS } satisfies Record<string, EventDeclaration>;
 
 export type EventType = keyof typeof EVENTS;
 

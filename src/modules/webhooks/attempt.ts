@@ -5,8 +5,11 @@ import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
 import { sendWebhook, type SendWebhookResult } from "./send.js";
 import { deliveryHeaders, envelopeBody } from "./message.js";
 import { DELIVER_TASK, scheduledJobKey, type DeliverPayload } from "./jobs.js";
-import type { WebhookDeliveryStatus } from "../../platform/db/prisma.js";
-import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryDelayMs } from "./policy.js";
+import type { Tx, WebhookDeliveryStatus, WebhookEndpointStatus } from "../../platform/db/prisma.js";
+import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryAfterMs, retryDelayMs } from "./policy.js";
+import { emitEvent } from "../events/outbox.js";
+import { OPERATIONAL_EVENT_TYPES } from "./events.js";
+import { lockEndpoint } from "./sql/endpoints.js";
 import { DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
 import { WEBHOOK_RECORD } from "./sql/record.js";
 import { parseInstant } from "../../platform/input.js";
@@ -15,9 +18,11 @@ import { batchStatements } from "../../platform/db/batch.js";
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
  * (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job).
- * The worker runs SCHEDULED and REPLAY attempts; the API runs TEST attempts inline. Two statements per
+ * The worker runs SCHEDULED, REPLAY and RECOVER attempts; the API runs TEST attempts inline. Two statements per
  * attempt (claim, record; their SQL is in ./sql/), both on the raw pool; a first attempt is claimed by the fan-out
- * that creates it (src/modules/webhooks/fan-out.ts), and records that end together share one statement.
+ * that creates it (src/modules/webhooks/fan-out.ts), and records that end together share one statement. The rare
+ * attempts that change an endpoint's standing (a dead letter, a 410 Gone, failing for WEBHOOK_DISABLE_AFTER) are
+ * recorded in a transaction of their own that also emits the operational event reporting the change.
  */
 
 export type AttemptRequest = DeliverPayload | { deliveryId: string; trigger: "TEST" };
@@ -40,6 +45,9 @@ export interface Claimed {
   nextAttemptAt: Date | null;
   startedAt: Date;
   url: string;
+  endpointStatus: WebhookEndpointStatus;
+  /** Start of the endpoint's current run of failures; null while it succeeds. */
+  failingSince: Date | null;
   secretCiphertext: string;
   previousSecretCiphertext: string | null;
   data: unknown;
@@ -129,7 +137,12 @@ async function send(services: Services, deliveryId: string, c: Claimed): Promise
   const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
   if (!check.ok) {
     const error = `URL refused at delivery time (${check.code}): ${check.message}`;
-    return { result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false }, headers, body, refused: true };
+    return {
+      result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false, retryAfter: null },
+      headers,
+      body,
+      refused: true,
+    };
   }
   const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
   return { result, headers, body, refused: false };
@@ -142,16 +155,35 @@ interface Decision {
   delayMs: number;
   /** This failure dead-letters the delivery: its endpoint turns FAILED. */
   deadLetter: boolean;
+  /** This failure stops the endpoint (INACTIVE): its receiver answered 410 Gone, or it has failed for too long. */
+  stop: "gone" | "failing" | null;
 }
 
-function decide(req: AttemptRequest, c: Claimed, succeeded: boolean, schedule: readonly number[]): Decision {
-  if (succeeded) return { status: "DELIVERED", next: "clear", delayMs: 0, deadLetter: false };
-  if (req.trigger === "SCHEDULED") {
-    if (req.step < MAX_SCHEDULED_ATTEMPTS) return { status: "FAILED", next: "schedule", delayMs: retryDelayMs(schedule, req.step), deadLetter: false };
-    return { status: "DEAD_LETTER", next: "clear", delayMs: 0, deadLetter: true };
+interface Policy {
+  schedule: readonly number[];
+  disableAfterMs: number;
+  now: number;
+}
+
+function decide(req: AttemptRequest, c: Claimed, result: SendWebhookResult, policy: Policy): Decision {
+  if (result.ok) return { status: "DELIVERED", next: "clear", delayMs: 0, deadLetter: false, stop: null };
+  // A dead letter stays one whatever a later replay does; pending retries still run unless the endpoint stops.
+  const wasDead = req.trigger !== "SCHEDULED" && c.chainExhausted && c.nextAttemptAt === null;
+  const failingFor = c.failingSince === null ? 0 : policy.now - c.failingSince.getTime();
+  const stop = result.status === 410 ? "gone" : failingFor >= policy.disableAfterMs ? "failing" : null;
+  if (stop) {
+    // The endpoint stops receiving: this delivery gets no further scheduled attempt; it can be recovered later.
+    return { status: wasDead ? "DEAD_LETTER" : "FAILED", next: "clear", delayMs: 0, deadLetter: false, stop };
   }
-  // A failed replay or test leaves the retry chain alone: a dead letter stays one, pending retries still run.
-  return { status: c.chainExhausted && c.nextAttemptAt === null ? "DEAD_LETTER" : "FAILED", next: "keep", delayMs: 0, deadLetter: false };
+  if (req.trigger === "SCHEDULED") {
+    if (req.step < MAX_SCHEDULED_ATTEMPTS) {
+      // 429 and 503 may say when to come back; the schedule's own wait stands when it is longer.
+      const asked = result.status === 429 || result.status === 503 ? retryAfterMs(result.retryAfter, policy.now) : 0;
+      return { status: "FAILED", next: "schedule", delayMs: Math.max(retryDelayMs(policy.schedule, req.step), asked), deadLetter: false, stop: null };
+    }
+    return { status: "DEAD_LETTER", next: "clear", delayMs: 0, deadLetter: true, stop: null };
+  }
+  return { status: wasDead ? "DEAD_LETTER" : "FAILED", next: "keep", delayMs: 0, deadLetter: false, stop: null };
 }
 
 /** One attempt's outcome, as WEBHOOK_RECORD reads it. */
@@ -227,10 +259,62 @@ function lastErrorOf(result: SendWebhookResult): string | null {
   return excerpt ? `${result.error ?? "failed"}: ${excerpt}` : (result.error ?? "failed");
 }
 
+const DISABLED_BY_GONE = "The receiver answered 410 Gone.";
+
+/**
+ * Records an attempt that changes its endpoint's standing, and emits the operational events that report the change,
+ * in one transaction: the endpoint is locked first (as WEBHOOK_RECORD locks it) and its status read before and after.
+ */
+async function recordWithEvents(services: Services, row: RecordRow, c: Claimed, d: Decision): Promise<number | null> {
+  return services.db.$transaction(async (tx) => {
+    const [before] = await tx.$queryRaw<{ status: WebhookEndpointStatus }[]>(lockEndpoint(c.endpointId));
+    if (!before) return null;
+    const recorded = await tx.$queryRawUnsafe<{ attempts: number }[]>(
+      WEBHOOK_RECORD.text,
+      JSON.stringify([{ ...row, ord: 0 }]),
+      DELIVER_TASK,
+      [row.id],
+      [row.endpoint_id],
+    );
+    if (recorded.length === 0) return null;
+    const endpoint = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: c.endpointId }, select: { status: true, failingSince: true } });
+    const about = { endpointId: c.endpointId, url: c.url };
+    const failingSince = endpoint.failingSince;
+    const failingTooLong = failingSince !== null && Date.now() - failingSince.getTime() >= services.config.WEBHOOK_DISABLE_AFTER;
+    if (d.stop === "gone" || failingTooLong) {
+      const reason =
+        d.stop === "gone" ? DISABLED_BY_GONE : `Every attempt has failed since ${failingSince?.toISOString()} (longer than WEBHOOK_DISABLE_AFTER).`;
+      await stopEndpoint(tx, c, reason);
+    } else if (before.status === "ACTIVE" && endpoint.status === "FAILED") {
+      await emitEvent(tx, c.storeId, "webhook.endpoint.failed", { ...about, reason: `Delivery ${row.id} ran out of scheduled attempts.` });
+    }
+    // Not for the operational events themselves: two failing endpoints must not keep reporting on each other.
+    if (d.deadLetter && !OPERATIONAL_EVENT_TYPES.includes(c.eventType)) {
+      await emitEvent(tx, c.storeId, "webhook.delivery.dead_lettered", {
+        ...about,
+        reason: row.last_error ?? "failed",
+        deliveryId: row.id,
+        eventId: c.eventId,
+        eventType: c.eventType,
+      });
+    }
+    return recorded[0].attempts;
+  });
+}
+
+async function stopEndpoint(tx: Tx, c: Claimed, reason: string): Promise<void> {
+  const { count } = await tx.webhookEndpoint.updateMany({
+    where: { id: c.endpointId, status: { not: "INACTIVE" } },
+    data: { status: "INACTIVE", disabledReason: reason },
+  });
+  if (count > 0) await emitEvent(tx, c.storeId, "webhook.endpoint.disabled", { endpointId: c.endpointId, url: c.url, reason });
+}
+
 async function record(services: Services, req: AttemptRequest, c: Claimed, sent: Sent): Promise<AttemptOutcome> {
   const { result } = sent;
-  const d = decide(req, c, result.ok, services.config.WEBHOOK_RETRY_SCHEDULE);
-  const attempts = await recorder(services.pool).load({
+  const { config } = services;
+  const d = decide(req, c, result, { schedule: config.WEBHOOK_RETRY_SCHEDULE, disableAfterMs: config.WEBHOOK_DISABLE_AFTER, now: Date.now() });
+  const row: RecordRow = {
     id: req.deliveryId,
     endpoint_id: c.endpointId,
     status: d.status,
@@ -249,7 +333,8 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
     dead_letter: d.deadLetter,
     next_step: req.trigger === "SCHEDULED" ? req.step + 1 : 0,
     job_key: scheduledJobKey(req.deliveryId),
-  });
+  };
+  const attempts = d.deadLetter || d.stop ? await recordWithEvents(services, row, c, d) : await recorder(services.pool).load(row);
   // The delivery vanished mid-attempt (its endpoint was deleted): nothing left to record against.
   if (attempts === null) return { kind: "skipped", reason: "gone" };
   if (!result.ok) {
@@ -268,6 +353,7 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
     };
     services.log.warn(fields, "webhook attempt failed");
     if (d.deadLetter) services.log.warn({ ...fields, status: d.status }, "webhook delivery dead-lettered: its endpoint is now FAILED");
+    if (d.stop) services.log.warn({ ...fields, reason: d.stop }, "webhook endpoint stopped: it is now INACTIVE");
   }
   return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: attempts };
 }

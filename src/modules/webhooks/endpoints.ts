@@ -1,4 +1,7 @@
 import type { PartnerPrincipal } from "../../platform/auth/principal.js";
+import type { Scope } from "../../platform/auth/scopes.js";
+import type { Environment } from "../../platform/db/prisma.js";
+import { ALL_EVENTS } from "./schemas.js";
 import type { Transact, Tx, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import type { SecretBox } from "../../platform/crypto/encryption.js";
 import { EVENT_SCOPES, isEventType } from "../events/types.js";
@@ -24,8 +27,8 @@ export interface EndpointInput {
   events: readonly string[];
 }
 
-async function checkUrl(services: Services, principal: PartnerPrincipal, url: string): Promise<void> {
-  const check = await checkWebhookUrl(url, { environment: principal.environment, allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
+async function checkUrl(services: Services, environment: Environment, url: string): Promise<void> {
+  const check = await checkWebhookUrl(url, { environment, allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
   if (check.ok) return;
   const violation = [{ field: "url", code: check.code, message: check.message }];
   // A string that is not a URL is a malformed request; a URL we refuse to call is a business rule.
@@ -39,11 +42,8 @@ async function checkUrl(services: Services, principal: PartnerPrincipal, url: st
  * transaction.
  */
 export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact) {
-  // Known types by then; a repeated one would only be delivered once anyway.
-  const events = [...new Set(input.events.filter(isEventType))];
-  const missing = events.map((e) => EVENT_SCOPES[e]).find((scope) => !principal.scopes.has(scope));
-  if (missing) throw insufficientScope(missing);
-  await checkUrl(services, principal, input.url);
+  const events = subscription(input.events, (scope) => principal.scopes.has(scope));
+  await checkUrl(services, principal.environment, input.url);
 
   const secret = generateWebhookSecret();
   const owner = { applicationId: principal.applicationId, storeId: principal.storeId };
@@ -86,8 +86,79 @@ export async function deleteEndpoint(db: Tx, owner: Owner, id: string): Promise<
   if (count === 0) throw notFound("webhook endpoint", id);
 }
 
-/** Administrators enable (ACTIVE) or disable (INACTIVE) an endpoint; FAILED is only ever set by deliveries. */
+/**
+ * What an endpoint stores for the events asked for (a checked body): ["*"] as it is (whatever the scopes allow at
+ * delivery time), or the known types, each needing its scope (403 otherwise).
+ */
+function subscription(asked: readonly string[], holds: (scope: Scope) => boolean): string[] {
+  if (asked.includes(ALL_EVENTS)) {
+    if (asked.some((e) => e !== ALL_EVENTS)) {
+      throw invalidRequest('"*" subscribes to every event type: send it alone.', [{ field: "events", code: "INVALID_VALUE", message: '"*" must be alone' }]);
+    }
+    return [ALL_EVENTS];
+  }
+  // Known types by then; a repeated one would only be delivered once anyway.
+  const events = [...new Set(asked.filter(isEventType))];
+  const missing = events.map((e) => EVENT_SCOPES[e]).find((scope) => !holds(scope));
+  if (missing) throw insufficientScope(missing);
+  return events;
+}
+
+export interface EndpointChanges {
+  url?: string | null;
+  events?: readonly string[] | null;
+  status?: Exclude<WebhookEndpointStatus, "FAILED"> | null;
+}
+
+/** Said of an endpoint set INACTIVE through PATCH (the service sets its own reasons when it stops one). */
+const DISABLED_ON_REQUEST = "Set INACTIVE on request.";
+
+/**
+ * Changes an endpoint's URL, subscription or status, keeping its secret, history and deliveries (the caller has checked
+ * the input). A partner's scopes are its token's; an administrator acts with the Application's. ACTIVE resumes an
+ * INACTIVE endpoint with a fresh health record (a FAILED one stays FAILED until a success); INACTIVE stops it, and
+ * its pending retries end at their next due time. The URL check resolves the host before `transact` starts; answers
+ * what `readBack` reads in the transaction.
+ */
+export async function updateEndpoint<T>(
+  services: Services,
+  principal: PartnerPrincipal | null,
+  owner: Owner,
+  id: string,
+  changes: EndpointChanges,
+  transact: Transact,
+  readBack: (tx: Tx) => Promise<T>,
+): Promise<T> {
+  const endpoint = await services.db.webhookEndpoint.findFirst({
+    where: { id, ...ownerWhere(owner) },
+    select: { id: true, status: true, store: { select: { environment: true } }, application: { select: { scopes: true } } },
+  });
+  if (!endpoint) throw notFound("webhook endpoint", id);
+  const scopes = new Set<string>(principal ? principal.scopes : endpoint.application.scopes);
+  const events = changes.events ? subscription(changes.events, (scope) => scopes.has(scope)) : undefined;
+  if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url);
+  const status =
+    changes.status === "INACTIVE"
+      ? { status: "INACTIVE" as const, disabledReason: endpoint.status === "INACTIVE" ? undefined : DISABLED_ON_REQUEST }
+      : changes.status === "ACTIVE" && endpoint.status === "INACTIVE"
+        ? { status: "ACTIVE" as const, disabledReason: null, failingSince: null, failureCount: 0 }
+        : {};
+  return transact(async (tx) => {
+    const { count } = await tx.webhookEndpoint.updateMany({
+      where: { id, ...ownerWhere(owner) },
+      data: { ...(changes.url ? { url: changes.url } : {}), ...(events ? { events } : {}), ...status },
+    });
+    if (count === 0) throw notFound("webhook endpoint", id);
+    return readBack(tx);
+  });
+}
+
+/**
+ * Administrators enable (ACTIVE, with a fresh health record) or disable (INACTIVE) an endpoint; FAILED is only ever set
+ * by deliveries.
+ */
 export async function setEndpointStatus(db: Tx, id: string, status: Exclude<WebhookEndpointStatus, "FAILED">): Promise<void> {
-  const { count } = await db.webhookEndpoint.updateMany({ where: { id }, data: { status } });
+  const data = status === "ACTIVE" ? { status, disabledReason: null, failingSince: null } : { status, disabledReason: "Set INACTIVE by an administrator." };
+  const { count } = await db.webhookEndpoint.updateMany({ where: { id }, data });
   if (count === 0) throw notFound("webhook endpoint", id);
 }

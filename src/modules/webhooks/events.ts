@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import type { EventDeclaration } from "../events/schema.js";
+import { type EventDeclaration, Uuid } from "../events/schema.js";
 
 /** The synthetic event of a webhook test; delivered like the others but not subscribable (no fan-out). */
 export const TEST_EVENT = {
@@ -10,3 +10,44 @@ export const TEST_EVENT = {
 } as const satisfies EventDeclaration & { type: string };
 
 export type TestEventData = Static<typeof TEST_EVENT.data>;
+
+const endpointFields = {
+  endpointId: Uuid({ description: "The endpoint the event is about" }),
+  url: Type.String({ description: "Its URL" }),
+  reason: Type.String({ description: "Why, in words" }),
+};
+
+const DELIVERED_ELSEWHERE =
+  "Delivered to the Application's other endpoints on the store that subscribe to it (or to `*`), never to the endpoint it is about. Extension to the contract.";
+
+/**
+ * Operational events about an Application's own endpoints, emitted in the transaction that records the change they
+ * report (./attempt.ts). Only the Application that owns the endpoint receives them (the fan-out, ./sql/fan-out.ts).
+ */
+export const WEBHOOK_EVENTS = {
+  "webhook.endpoint.failed": {
+    scope: "webhooks:manage",
+    emitted: `An ACTIVE endpoint turns FAILED: one of its deliveries ran out of scheduled attempts. ${DELIVERED_ELSEWHERE}`,
+    data: Type.Object(endpointFields),
+  },
+  "webhook.endpoint.disabled": {
+    scope: "webhooks:manage",
+    emitted:
+      "An endpoint turns INACTIVE by itself: its receiver answered 410 Gone, or all its attempts failed for WEBHOOK_DISABLE_AFTER (default 5 days). " +
+      `Re-enable it with PATCH /public/v1/webhooks/{id} and recover what it missed. ${DELIVERED_ELSEWHERE}`,
+    data: Type.Object(endpointFields),
+  },
+  "webhook.delivery.dead_lettered": {
+    scope: "webhooks:manage",
+    emitted: `A delivery ran out of scheduled attempts (DEAD_LETTER). Not emitted for deliveries of these operational events. ${DELIVERED_ELSEWHERE}`,
+    data: Type.Object({
+      ...endpointFields,
+      deliveryId: Uuid(),
+      eventId: Uuid({ description: "The dead-lettered event" }),
+      eventType: Type.String(),
+    }),
+  },
+} satisfies Record<`webhook.${string}`, EventDeclaration>;
+
+/** The operational event types: they are about an endpoint (`data.endpointId`) and go only to its Application. */
+export const OPERATIONAL_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS);

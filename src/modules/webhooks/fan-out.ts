@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { EVENT_SCOPES } from "../events/types.js";
+import { OPERATIONAL_EVENT_TYPES } from "./events.js";
 import type { DeliverPayload } from "./jobs.js";
 import type { Claimed } from "./attempt.js";
 import { FAN_OUT_EVENT, WEBHOOK_FAN_OUT_AND_CLAIM } from "./sql/fan-out.js";
@@ -14,7 +15,7 @@ const scopes = JSON.stringify(EVENT_SCOPES);
  * job) those a previous run created but never recorded an attempt for. One round trip.
  */
 export async function fanOutEvent(pool: pg.Pool, eventId: string): Promise<FirstAttempt[]> {
-  const { rows } = await pool.query<{ id: string; nextAttemptAt: Date }>(FAN_OUT_EVENT, [[eventId], scopes, false]);
+  const { rows } = await pool.query<{ id: string; nextAttemptAt: Date }>(FAN_OUT_EVENT, [[eventId], scopes, false, OPERATIONAL_EVENT_TYPES]);
   return rows.map((r) => ({ deliveryId: r.id, trigger: "SCHEDULED", step: 1, dueAt: r.nextAttemptAt.toISOString() }));
 }
 
@@ -31,7 +32,7 @@ export interface ClaimedFirstAttempt {
 export async function fanOutAndClaim(pool: pg.Pool, eventIds: readonly string[]): Promise<ClaimedFirstAttempt[][]> {
   const { rows } = await pool.query<Claimed & { deliveryId: string; nextAttemptAt: Date }>({
     ...WEBHOOK_FAN_OUT_AND_CLAIM,
-    values: [eventIds, scopes, true],
+    values: [eventIds, scopes, true, OPERATIONAL_EVENT_TYPES],
   });
   const byEvent = new Map<string, ClaimedFirstAttempt[]>(eventIds.map((id) => [id, []]));
   for (const { deliveryId, ...claimed } of rows) {

@@ -7,9 +7,11 @@ import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStat
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
-import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, } from "./schemas.js";
+import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, recoverWebhookDeliveriesInput, updateWebhookEndpointInput } from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
-import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, type Owner } from "./endpoints.js";
+import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
+import { requestRecovery } from "./recover.js";
+import { envelopeBody } from "./message.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
@@ -66,6 +68,11 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
     secretPrefix: t.exposeString("secretPrefix", { description: "First 12 characters of the signing secret." }),
     lastSuccessAt: t.expose("lastSuccessAt", { type: "DateTime", nullable: true }),
     failureCount: t.exposeInt("failureCount", { description: "Consecutive failed attempts; 0 after a success.", extensions: { jsonSchema: { minimum: 0 } } }),
+    disabledReason: t.exposeString("disabledReason", {
+      nullable: true,
+      description:
+        "Extension to the contract: why the endpoint is INACTIVE (its receiver answered 410 Gone, it failed for too long, or it was set INACTIVE); null otherwise.",
+    }),
     previousSecretExpiresAt: t.expose("previousSecretExpiresAt", {
       type: "DateTime",
       nullable: true,
@@ -108,6 +115,13 @@ const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
     requestDurationMs: t.exposeInt("requestDurationMs", { nullable: true }),
     endpointId: t.exposeString("endpointId", { description: "The endpoint the delivery is for.", extensions: UUID_TEXT }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    payload: t.field({
+      type: "JSON",
+      description: "Extension to the contract: the envelope sent (the same on every attempt), as a JSON object.",
+      extensions: { jsonSchema: { type: "object" } },
+      select: { event: { select: { id: true, type: true, createdAt: true, data: true } }, store: { select: { code: true } } },
+      resolve: (d) => JSON.parse(envelopeBody(d.event, d.store.code)),
+    }),
     endpoint: t.relation("endpoint"),
     attemptLog: t.relation("attemptLog", {
       description: "Every attempt with its request and the receiver's response excerpt, oldest first.",
@@ -160,6 +174,20 @@ const RotatedWebhookSecret = builder
       }),
     }),
   });
+
+const RecoveredWebhookDeliveries = builder.objectRef<{ count: number }>("RecoveredWebhookDeliveries").implement({
+  fields: (t) => ({
+    count: t.exposeInt("count", { description: "FAILED and DEAD_LETTER deliveries in the window, each queued for one RECOVER attempt." }),
+  }),
+});
+
+const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput", {
+  fields: (t) => ({
+    url: t.string(),
+    events: t.stringList({ description: 'Event types, or ["*"] for every type the Application\'s scopes allow' }),
+    status: t.field({ type: WebhookEndpointSwitchEnum }),
+  }),
+});
 
 const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput", {
   fields: (t) => ({
@@ -310,6 +338,39 @@ builder.mutationFields((t) => ({
           tx.webhookDelivery.findMany({ ...query, where: { id: { in: unique } }, orderBy: [{ createdAt: "desc" }, { id: "desc" }] }),
         ),
       ),
+  }),
+  updateWebhookEndpoint: t.prismaField({
+    type: WebhookEndpoint,
+    authScopes: WEBHOOK_ADMIN,
+    description: "Changes an endpoint's url, events or status (ACTIVE or INACTIVE); its secret, history and deliveries are kept.",
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
+    resolve: async (query, _root, { id, input }, ctx) => {
+      idPath.check({ id });
+      updateWebhookEndpointInput.check(jsonOf(input));
+      const principal = ctx.principal.kind === "partner" ? tenantOf(ctx) : null;
+      return updateEndpoint(
+        ctx.services,
+        principal,
+        ownerOf(ctx),
+        id,
+        input,
+        (fn) => runCommand(ctx, fn),
+        (tx) => tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } }),
+      );
+    },
+  }),
+  recoverWebhookDeliveries: t.field({
+    type: RecoveredWebhookDeliveries,
+    authScopes: WEBHOOK_SUPPORT,
+    description:
+      "Sends again, as RECOVER attempts, every FAILED or DEAD_LETTER delivery of the endpoint created in [since, until) (until: now by default). " +
+      "Answers at once with their count; a job walks the window in batches.",
+    args: { id: t.arg.id({ required: true }), since: t.arg({ type: "DateTime", required: true }), until: t.arg({ type: "DateTime" }) },
+    resolve: (_root, { id, since, until }, ctx) => {
+      idPath.check({ id });
+      recoverWebhookDeliveriesInput.check(jsonArgs({ since, until }));
+      return runCommand(ctx, (tx) => requestRecovery(tx, ownerOf(ctx), id, { since, until }));
+    },
   }),
   setWebhookEndpointStatus: t.prismaField({
     type: WebhookEndpoint,

@@ -25,3 +25,17 @@ export function retryDelayMs(schedule: readonly number[], failedStep: number): n
 export function attemptLeaseMs(timeoutMs: number): number {
   return 2 * timeoutMs + 1000;
 }
+
+/** The longest a receiver's Retry-After may hold back its next attempt. */
+export const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
+
+/**
+ * How long a receiver asked us to wait with Retry-After (delay-seconds or an HTTP date, RFC 9110 §10.2.3), capped at
+ * MAX_RETRY_AFTER_MS; 0 when the header is absent or unreadable, or names a time already past.
+ */
+export function retryAfterMs(header: string | null, now: number): number {
+  if (header === null) return 0;
+  const value = header.trim();
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now;
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : 0;
+}

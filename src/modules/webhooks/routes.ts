@@ -1,12 +1,26 @@
 import { defineRoute } from "../../platform/route.js";
-import { createWebhookEndpointInput, deliveryIdPath, listWebhookDeliveriesInput } from "./schemas.js";
+import {
+  createWebhookEndpointInput,
+  deliveryIdPath,
+  listWebhookDeliveriesInput,
+  recoverWebhookDeliveriesInput,
+  updateWebhookEndpointInput,
+} from "./schemas.js";
 import { idPath } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
 
-/** The published webhook operations and two extensions (rotate-secret, get one delivery); all need `webhooks:manage`. */
+/**
+ * The published webhook operations and the extensions, marked "(extension to the contract)": get one delivery and its
+ * attempts, change an endpoint, recover its deliveries, rotate its secret. All need `webhooks:manage`.
+ */
 
-const WebhookEndpointFragment = graphql(`fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount }`);
+const WebhookEndpointFragment = graphql(
+  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason }`,
+);
+
+const WebhookAttemptFragment = graphql(`fragment WebhookAttempt on WebhookAttempt {
+  attempt: number trigger startedAt durationMs httpStatus error requestHeaders responseBody: responseExcerpt }`);
 
 const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDelivery {
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
@@ -109,11 +123,35 @@ export const webhookRoutes = [
     summary: "Get one webhook delivery (extension to the contract)",
     scope: "webhooks:manage",
     pathParams: deliveryIdPath,
-    document: graphql(`query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
+    description: "With `payload`, the envelope sent (the same on every attempt).",
+    document: graphql(`query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ...WebhookDelivery payload } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.webhookDelivery }),
     status: 200,
     response: deliveryResponse,
+    errors: [404],
+  }),
+  defineRoute({
+    operationId: "listWebhookDeliveryAttempts",
+    method: "GET",
+    path: `${DELIVERIES_PATH}/{deliveryId}/attempts`,
+    tag: "Webhooks",
+    summary: "List a delivery's attempts (extension to the contract)",
+    description:
+      "Oldest first: each attempt's number, trigger (SCHEDULED, REPLAY, RECOVER or TEST), start, duration, HTTP status, error, the headers sent " +
+      "and up to 4 KiB of the receiver's response body.",
+    scope: "webhooks:manage",
+    pathParams: deliveryIdPath,
+    document: graphql(`query listWebhookDeliveryAttempts($id: ID!) { webhookDelivery(id: $id) { attemptLog { ...WebhookAttempt } } }`, [
+      WebhookAttemptFragment,
+    ]),
+    variables: ({ path }) => ({ id: path.deliveryId }),
+    respond: (data) => ({ body: { data: data.webhookDelivery.attemptLog } }),
+    status: 200,
+    response: {
+      description: "The delivery's attempts, oldest first",
+      body: (at) => ({ type: "object", required: ["data"], properties: { data: at("webhookDelivery", "attemptLog") } }),
+    },
     errors: [404],
   }),
   defineRoute({
@@ -148,6 +186,55 @@ export const webhookRoutes = [
     status: 200,
     response: endpointResponse,
     errors: [404],
+  }),
+  defineRoute({
+    operationId: "updateWebhookEndpoint",
+    method: "PATCH",
+    path: "/public/v1/webhooks/{id}",
+    tag: "Webhooks",
+    summary: "Change a webhook endpoint (extension to the contract)",
+    description:
+      'Any of url (checked as on registration), events (or ["*"]: every type the Application\'s scopes allow when an event is delivered, ' +
+      "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed). " +
+      "The secret, the history and the delivery log are kept.",
+    scope: "webhooks:manage",
+    pathParams: idPath,
+    body: updateWebhookEndpointInput,
+    document: graphql(
+      `mutation updateWebhookEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(id: $id, input: $input) { ...WebhookEndpoint } }`,
+      [WebhookEndpointFragment],
+    ),
+    variables: ({ path, body }) => ({ id: path.id, input: body }),
+    respond: (data) => ({ body: data.updateWebhookEndpoint }),
+    status: 200,
+    response: endpointResponse,
+    errors: [404, 422],
+  }),
+  defineRoute({
+    operationId: "recoverWebhookDeliveries",
+    method: "POST",
+    path: "/public/v1/webhooks/{id}/recover",
+    tag: "Webhooks",
+    summary: "Recover failed deliveries (extension to the contract)",
+    description:
+      "Sends again every FAILED or DEAD_LETTER delivery of the endpoint created from since (inclusive) to until (exclusive; default now), as RECOVER " +
+      "attempts with the same eventId; scheduled retries of a FAILED delivery stay, and a success ends them. Answers at once with how many; " +
+      "they are queued in batches. 422 when the endpoint is INACTIVE.",
+    scope: "webhooks:manage",
+    pathParams: idPath,
+    body: recoverWebhookDeliveriesInput,
+    document: graphql(
+      `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count } }`,
+    ),
+    variables: ({ path, body }, read) => ({
+      id: path.id,
+      since: read.required(read.string(read.field(body, "since")), "since"),
+      until: read.string(read.field(body, "until")),
+    }),
+    respond: (data) => ({ status: 202, body: data.recoverWebhookDeliveries }),
+    status: 202,
+    response: { description: "How many deliveries will be sent again" },
+    errors: [404, 422],
   }),
   defineRoute({
     operationId: "deleteWebhookEndpoint",

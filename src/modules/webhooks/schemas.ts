@@ -1,24 +1,62 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { uuid } from "../../platform/schemas.js";
+import { dateTime, uuid } from "../../platform/schemas.js";
 import { defineBody, definePath, defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
-import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
-export const WebhookEventTypeSchema: JsonSchema = { type: "string", enum: [...EVENT_TYPES], description: "A subscribable event type" };
+/** Subscribing to "*" (alone) is every type the Application's scopes allow when an event is delivered. */
+export const ALL_EVENTS = "*";
+
+export const WebhookEventTypeSchema: JsonSchema = {
+  type: "string",
+  enum: [...EVENT_TYPES, ALL_EVENTS],
+  description:
+    'A subscribable event type. Extension to the contract: "*", alone, subscribes to every event type the Application\'s scopes allow ' +
+    "when the event is delivered, the operational webhook.* events included, webhook.test excepted.",
+};
+
+const webhookUrl: JsonSchema = { type: "string", format: "uri", maxLength: 2048, description: "https:// (http:// is accepted in SANDBOX); public hosts only" };
+
+const webhookEvents: JsonSchema = { type: "array", minItems: 1, items: WebhookEventTypeSchema, description: "Each needs its event's read scope in the token" };
 
 export const CreateWebhookEndpointBody: JsonSchema = {
   type: "object",
   required: ["url", "events"],
   additionalProperties: false,
+  properties: { url: webhookUrl, events: webhookEvents },
+};
+
+export const UpdateWebhookEndpointBody: JsonSchema = {
+  type: "object",
+  minProperties: 1,
+  additionalProperties: false,
+  description: "Extension to the contract. Any of url, events and status; the secret, the history and the delivery log are kept.",
   properties: {
-    url: { type: "string", format: "uri", maxLength: 2048, description: "https:// (http:// is accepted in SANDBOX); public hosts only" },
-    events: { type: "array", minItems: 1, items: WebhookEventTypeSchema, description: "Each needs its event's read scope in the token" },
+    url: webhookUrl,
+    events: webhookEvents,
+    status: {
+      type: "string",
+      enum: [...WEBHOOK_ENDPOINT_SWITCHES],
+      description: "INACTIVE stops deliveries (pending retries end); ACTIVE resumes an INACTIVE endpoint (a FAILED one stays FAILED until a success)",
+    },
   },
+};
+
+export const RecoverWebhookDeliveriesBody: JsonSchema = {
+  type: "object",
+  required: ["since"],
+  additionalProperties: false,
+  description: "Extension to the contract. The window of delivery creation times: since inclusive, until exclusive (default now).",
+  properties: { since: dateTime, until: dateTime },
 };
 
 /* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
 
 export const createWebhookEndpointInput = defineBody(CreateWebhookEndpointBody);
+
+export const updateWebhookEndpointInput = defineBody(UpdateWebhookEndpointBody);
+
+export const recoverWebhookDeliveriesInput = defineBody(RecoverWebhookDeliveriesBody);
 
 export const listWebhookDeliveriesInput = defineQuery({
   status: { type: "string", enum: [...WEBHOOK_DELIVERY_STATUSES] },

@@ -25,6 +25,8 @@ export interface SendWebhookResult {
   responseExcerpt: string | null;
   /** The attempt ran out of its time (it may have had a status line by then). */
   timedOut: boolean;
+  /** The receiver's Retry-After header, as sent (seconds or an HTTP date); null when absent. */
+  retryAfter: string | null;
 }
 
 export const DEFAULT_MAX_RESPONSE_BYTES = 4096;
@@ -105,6 +107,7 @@ interface AttemptOutcome {
   /** A pooled socket died before any response: the receiver closed it while idle, safe to retry once. */
   staleSocket: boolean;
   timedOut: boolean;
+  retryAfter: string | null;
 }
 
 function errorMessage(err: unknown): string {
@@ -148,15 +151,16 @@ function attemptOnce(opts: SendWebhookOptions, family: 4 | 6, remainingMs: numbe
 
     let settled = false;
     let status: number | null = null;
+    let retryAfter: string | null = null;
     const chunks: Buffer[] = [];
     let received = 0;
     let timer: NodeJS.Timeout | undefined;
 
-    const finish = (outcome: Omit<AttemptOutcome, "excerpt" | "staleSocket" | "timedOut"> & Partial<AttemptOutcome>): void => {
+    const finish = (outcome: Omit<AttemptOutcome, "excerpt" | "staleSocket" | "timedOut" | "retryAfter"> & Partial<AttemptOutcome>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolvePromise({ excerpt: excerptOf(chunks), staleSocket: false, timedOut: false, ...outcome });
+      resolvePromise({ excerpt: excerptOf(chunks), staleSocket: false, timedOut: false, retryAfter, ...outcome });
     };
 
     let req: http.ClientRequest;
@@ -181,6 +185,7 @@ function attemptOnce(opts: SendWebhookOptions, family: 4 | 6, remainingMs: numbe
 
     req.on("response", (res) => {
       status = res.statusCode ?? null;
+      retryAfter = typeof res.headers["retry-after"] === "string" ? res.headers["retry-after"] : null;
       const completeWith = (error: string | null): void => finish({ status, error: error ?? (status === null ? "no status" : statusError(status)) });
 
       if (maxBytes === 0) {
@@ -220,7 +225,15 @@ function attemptOnce(opts: SendWebhookOptions, family: 4 | 6, remainingMs: numbe
 export async function sendWebhook(opts: SendWebhookOptions): Promise<SendWebhookResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
-  const failed = (error: string): SendWebhookResult => ({ ok: false, status: null, durationMs: elapsed(), error, responseExcerpt: null, timedOut: false });
+  const failed = (error: string): SendWebhookResult => ({
+    ok: false,
+    status: null,
+    durationMs: elapsed(),
+    error,
+    responseExcerpt: null,
+    timedOut: false,
+    retryAfter: null,
+  });
 
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   if (!Number.isFinite(opts.timeoutMs) || opts.timeoutMs <= 0) return failed(`invalid timeoutMs ${opts.timeoutMs}`);
@@ -242,5 +255,13 @@ export async function sendWebhook(opts: SendWebhookOptions): Promise<SendWebhook
   }
 
   const ok = outcome.error === null && outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
-  return { ok, status: outcome.status, durationMs: elapsed(), error: outcome.error, responseExcerpt: outcome.excerpt, timedOut: outcome.timedOut };
+  return {
+    ok,
+    status: outcome.status,
+    durationMs: elapsed(),
+    error: outcome.error,
+    responseExcerpt: outcome.excerpt,
+    timedOut: outcome.timedOut,
+    retryAfter: outcome.retryAfter,
+  };
 }

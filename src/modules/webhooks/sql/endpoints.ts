@@ -32,3 +32,9 @@ export const rotateEndpointSecret = (p: {
       and (${p.owner?.applicationId ?? null}::uuid is null or "applicationId" = ${p.owner?.applicationId ?? null}::uuid)
       and (${p.owner?.storeId ?? null}::uuid is null or "storeId" = ${p.owner?.storeId ?? null}::uuid)
     returning id, "previousSecretExpiresAt"`;
+
+/**
+ * Locks an endpoint's row (FOR NO KEY UPDATE, as recording an attempt does, endpoints before deliveries) and returns
+ * its status. Plain SQL for the row lock, which Prisma cannot express.
+ */
+export const lockEndpoint = (id: string) => Prisma.sql`select status from "WebhookEndpoint" where id = ${id}::uuid for no key update`;

@@ -3,7 +3,8 @@ import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
 /**
  * Records every attempt that ended in the same tick in one statement, prepared once per connection (planning
  * these CTEs costs more than running them): each delivery's new state, its attempt row, its endpoint's health
- * and its next scheduled job commit together. $1 is a JSON array of RecordRow (attempt.ts; a delivery appears once per batch),
+ * and its next scheduled job commit together. The endpoint's failingSince marks the start of its current run of failures
+ * (WEBHOOK_DISABLE_AFTER is counted from it). $1 is a JSON array of RecordRow (attempt.ts; a delivery appears once per batch),
  * $2 the deliver task, $3 the deliveries' ids, $4 their endpoints' ids.
  * An endpoint's row is shared by all its deliveries, so it is written once per batch, and a batch of successes
  * only writes it when something changes (or lastSuccessAt is over a second old) to keep it from being a hot row;
@@ -32,7 +33,8 @@ with input as (
   -- $4 repeats the endpoints' ids as an array, for the same reason as $3 (below).
   select e.id from "WebhookEndpoint" e join outcome o on o.id = e.id
   where e.id = any($4::uuid[])
-    and (not o.ok or e."failureCount" <> 0 or e.status = 'FAILED' or e."lastSuccessAt" is null or e."lastSuccessAt" < now() - interval '1 second')
+    and (not o.ok or e."failureCount" <> 0 or e."failingSince" is not null or e.status = 'FAILED' or e."lastSuccessAt" is null
+      or e."lastSuccessAt" < now() - interval '1 second')
   order by e.id
   for no key update of e
 ), delivery_lock as (
@@ -64,6 +66,7 @@ with input as (
   update "WebhookEndpoint" e set
     "failureCount" = case when o.ok then 0 else e."failureCount" + o.failures end,
     "lastSuccessAt" = case when o.ok then now() else e."lastSuccessAt" end,
+    "failingSince" = case when o.ok then null else coalesce(e."failingSince", now()) end,
     status = case
       when o.ok and e.status = 'FAILED' then 'ACTIVE'::"WebhookEndpointStatus"
       when not o.ok and o.dead and e.status = 'ACTIVE' then 'FAILED'::"WebhookEndpointStatus"

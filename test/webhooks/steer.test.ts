@@ -1,0 +1,370 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Runner } from "graphile-worker";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { call, createTenant, getToken, type Tenant } from "../helpers/tenants.js";
+import { emitEvent } from "../../src/modules/events/outbox.js";
+import type { EventData, EventType } from "../../src/modules/events/types.js";
+import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
+import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
+import { retryAfterMs } from "../../src/modules/webhooks/policy.js";
+import { startWorker } from "../../workers/runner.js";
+import { startReceiver, verifySignature, waitFor, type Receiver } from "./receiver.js";
+
+/**
+ * What a partner sees of its webhooks and how it steers them: payloads and attempt logs, PATCH, recover, the
+ * receiver's signals (410, Retry-After), endpoint health and the operational events. Real worker, real receiver.
+ */
+
+let app: TestApp;
+let worker: Runner;
+let receiver: Receiver;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: "50ms", WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  receiver = await startReceiver();
+  worker = await startWorker(app.services, app.databaseUrl);
+  tenant = await createTenant(app);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await receiver?.close();
+  destroyWebhookAgents();
+  await app?.close();
+});
+
+const ORDER: EventData<"order.created"> = {
+  orderId: "5a4c1e2e-9d1b-4f7e-8a51-3b2f0c9d7e61",
+  orderNumber: 7,
+  total: 12.5,
+  type: "PICKUP",
+  status: "PENDING",
+};
+
+interface Endpoint {
+  id: string;
+  secret: string;
+  events: string[];
+}
+
+async function register(path: string, events: string[] = ["order.created"], t: Tenant = tenant): Promise<Endpoint> {
+  const res = await call<Endpoint>(app, "POST", "/public/v1/webhooks", { token: t.token, body: { url: receiver.url(path), events } });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+function emit<T extends EventType>(type: T, data: EventData<T>, storeId = tenant.storeId) {
+  return app.services.db.$transaction((tx) => emitEvent(tx, storeId, type, data));
+}
+
+function deliveryOf(eventId: string, endpointId: string) {
+  return app.services.db.webhookDelivery.findUnique({ where: { eventId_endpointId: { eventId, endpointId } } });
+}
+
+function settles(eventId: string, endpointId: string, status: string, timeoutMs = 15_000) {
+  return waitFor(
+    `delivery of ${eventId} to become ${status}`,
+    async () => {
+      const d = await deliveryOf(eventId, endpointId);
+      return d?.status === status ? d : null;
+    },
+    timeoutMs,
+  );
+}
+
+function endpointRow(id: string) {
+  return app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id } });
+}
+
+/** The operational events a path received, parsed. */
+function operational(path: string) {
+  return receiver
+    .requests(path)
+    .map((r) => JSON.parse(r.body) as { eventType: string; data: Record<string, unknown> })
+    .filter((e) => e.eventType.startsWith("webhook."));
+}
+
+/** Waits until a path has received at least `n` operational events, and returns them. */
+function operationalAt(path: string, n = 1) {
+  return waitFor(`${n} operational event(s) at ${path}`, () => {
+    const seen = operational(path);
+    return seen.length >= n ? seen : null;
+  });
+}
+
+/** Another Application granted on the tenant's store, with only these scopes. */
+async function otherApplication(scopes: ("webhooks:manage" | "orders:read")[]): Promise<Tenant> {
+  const { application, clientSecret } = await createApplication(app.services.db, { name: "Other app", environment: "SANDBOX", scopes });
+  await createGrant(app.services.db, { clientId: application.clientId, storeId: tenant.storeId });
+  const token = await getToken(app, application.clientId, clientSecret);
+  return { ...tenant, clientId: application.clientId, clientSecret, token };
+}
+
+describe("a delivery's payload and attempts", () => {
+  it("GET a delivery includes the envelope sent; GET its attempts lists them oldest first with the response body", async () => {
+    receiver.on("/seen", (_req, n) => (n === 1 ? { status: 500, body: "x".repeat(5000) } : { status: 200, body: '{"ok":true}' }));
+    const endpoint = await register("/seen");
+    const event = await emit("order.created", ORDER);
+    const delivery = await settles(event.id, endpoint.id, "DELIVERED");
+
+    const got = await call<{ payload: unknown; status: string }>(app, "GET", `/public/v1/webhooks/deliveries/${delivery.id}`, { token: tenant.token });
+    expect(got.status).toBe(200);
+    expect(got.body.payload).toEqual(JSON.parse(receiver.requests("/seen")[0].body));
+
+    const res = await call<{ data: Record<string, unknown>[] }>(app, "GET", `/public/v1/webhooks/deliveries/${delivery.id}/attempts`, {
+      token: tenant.token,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(2);
+    const [first, second] = res.body.data;
+    expect(Object.keys(first).sort()).toEqual(["attempt", "durationMs", "error", "httpStatus", "requestHeaders", "responseBody", "startedAt", "trigger"]);
+    expect(first).toMatchObject({ attempt: 1, trigger: "SCHEDULED", httpStatus: 500, error: "HTTP 500" });
+    expect(String(first.responseBody)).toHaveLength(4096);
+    expect(second).toMatchObject({ attempt: 2, trigger: "SCHEDULED", httpStatus: 200, error: null, responseBody: '{"ok":true}' });
+    expect((second.requestHeaders as Record<string, string>)["X-Service-Event-Id"]).toBe(event.id);
+    expect(new Date(String(first.startedAt)).getTime()).toBeLessThanOrEqual(new Date(String(second.startedAt)).getTime());
+
+    const other = await otherApplication(["webhooks:manage"]);
+    expect((await call(app, "GET", `/public/v1/webhooks/deliveries/${delivery.id}/attempts`, { token: other.token })).status).toBe(404);
+  });
+});
+
+describe("PATCH /public/v1/webhooks/{id}", () => {
+  it("changes url and events, keeping the secret and the delivery log; INACTIVE stops deliveries and ACTIVE resumes them", async () => {
+    const endpoint = await register("/before");
+    const first = await emit("order.created", ORDER);
+    await settles(first.id, endpoint.id, "DELIVERED");
+
+    const patched = await call<Record<string, unknown>>(app, "PATCH", `/public/v1/webhooks/${endpoint.id}`, {
+      token: tenant.token,
+      body: { url: receiver.url("/after"), events: ["*"] },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ id: endpoint.id, url: receiver.url("/after"), events: ["*"], status: "ACTIVE", disabledReason: null });
+
+    // "*": every type the scopes allow, operational ones included; the same secret signs.
+    const second = await emit("store.updated", { storeId: tenant.storeId, changed: ["name"] });
+    await settles(second.id, endpoint.id, "DELIVERED");
+    const [req] = receiver.requests("/after");
+    expect(JSON.parse(req.body).eventType).toBe("store.updated");
+    expect(verifySignature(req.headers["x-service-signature"] as string, req.body, endpoint.secret)).toBe(true);
+    expect(await deliveryOf(first.id, endpoint.id)).not.toBeNull();
+
+    const off = await call<Record<string, unknown>>(app, "PATCH", `/public/v1/webhooks/${endpoint.id}`, { token: tenant.token, body: { status: "INACTIVE" } });
+    expect(off.body).toMatchObject({ status: "INACTIVE", disabledReason: "Set INACTIVE on request." });
+    const third = await emit("order.created", ORDER);
+    const watcher = await register("/patch-watcher");
+    const fourth = await emit("order.created", ORDER);
+    await settles(fourth.id, watcher.id, "DELIVERED");
+    expect(await deliveryOf(third.id, endpoint.id)).toBeNull();
+
+    const on = await call<Record<string, unknown>>(app, "PATCH", `/public/v1/webhooks/${endpoint.id}`, { token: tenant.token, body: { status: "ACTIVE" } });
+    expect(on.body).toMatchObject({ status: "ACTIVE", disabledReason: null });
+    const fifth = await emit("order.created", ORDER);
+    await settles(fifth.id, endpoint.id, "DELIVERED");
+  });
+
+  it("checks its input: URL rules as on create, scopes of each type, an empty body", async () => {
+    const endpoint = await register("/patch-checks");
+    const path = `/public/v1/webhooks/${endpoint.id}`;
+    const metadata = await call(app, "PATCH", path, { token: tenant.token, body: { url: "http://169.254.169.254/latest" } });
+    expect(metadata.status).toBe(422);
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: {} })).status).toBe(400);
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "FAILED" } })).status).toBe(400);
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { events: ["order.nope"] } })).status).toBe(400);
+
+    const limited = await otherApplication(["webhooks:manage"]);
+    const own = await register("/patch-limited", ["*"], limited);
+    const denied = await call(app, "PATCH", `/public/v1/webhooks/${own.id}`, { token: limited.token, body: { events: ["order.created"] } });
+    expect(denied.status).toBe(403);
+    expect((await call(app, "PATCH", path, { token: limited.token, body: { status: "INACTIVE" } })).status).toBe(404);
+  });
+
+  it('"*" follows the scopes the Application holds at delivery time', async () => {
+    const limited = await otherApplication(["webhooks:manage"]);
+    const all = await register("/star-limited", ["*"], limited);
+    const event = await emit("order.created", ORDER);
+    const check = await register("/star-check");
+    const later = await emit("order.created", ORDER);
+    await settles(later.id, check.id, "DELIVERED");
+    expect(await deliveryOf(event.id, all.id)).toBeNull();
+  });
+});
+
+describe("recover", () => {
+  it("re-sends the endpoint's FAILED and DEAD_LETTER deliveries of the window as RECOVER attempts", async () => {
+    let up = false;
+    receiver.on("/recover", () => (up ? { status: 200 } : { status: 500 }));
+    const endpoint = await register("/recover");
+    const since = new Date();
+    const events = [await emit("order.created", ORDER), await emit("order.created", ORDER)];
+    for (const e of events) await settles(e.id, endpoint.id, "DEAD_LETTER");
+
+    up = true;
+    const before = receiver.requests("/recover").length;
+    const res = await call<{ count: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: since.toISOString() },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ count: 2 });
+    for (const e of events) {
+      const d = await settles(e.id, endpoint.id, "DELIVERED");
+      const attempts = await app.services.db.webhookAttempt.findMany({ where: { deliveryId: d.id }, orderBy: { number: "asc" } });
+      expect(attempts.at(-1)).toMatchObject({ trigger: "RECOVER", succeeded: true });
+    }
+    expect(receiver.requests("/recover").length - before).toBe(2);
+
+    // An empty window counts nothing; a window must be a window.
+    const later = await call<{ count: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: new Date(Date.now() - 60_000).toISOString(), until: since.toISOString() },
+    });
+    expect(later.body).toEqual({ count: 0 });
+    const backwards = await call(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: new Date().toISOString(), until: since.toISOString() },
+    });
+    expect(backwards.status).toBe(400);
+  });
+
+  it("walks a large window in batches, and an INACTIVE endpoint answers 422", async () => {
+    const endpoint = await register("/recover-many");
+    const since = new Date(Date.now() - 1000);
+    // 1,200 dead letters (three batches of the walk), written directly: what matters here is the walk.
+    const { rows } = await app.services.pool.query<{ n: number }>(
+      `with ev as (
+         insert into "Event" (id, "storeId", type, data) select gen_random_uuid(), $1::uuid, 'order.created', $3::jsonb from generate_series(1, 1200) returning id
+       ), d as (
+         insert into "WebhookDelivery" (id, "eventId", "endpointId", "applicationId", "storeId", "eventType", status, attempts, "updatedAt")
+         select gen_random_uuid(), ev.id, e.id, e."applicationId", e."storeId", 'order.created', 'DEAD_LETTER', 10, now() from ev, "WebhookEndpoint" e where e.id = $2::uuid
+         returning 1
+       ) select count(*)::int as n from d`,
+      [tenant.storeId, endpoint.id, JSON.stringify(ORDER)],
+    );
+    expect(rows[0].n).toBe(1200);
+    const res = await call<{ count: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: since.toISOString() },
+    });
+    expect(res.body).toEqual({ count: 1200 });
+    await waitFor(
+      "every recovered delivery to be DELIVERED",
+      async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: "DELIVERED" } })) === 1200,
+      60_000,
+    );
+    expect(receiver.requests("/recover-many")).toHaveLength(1200);
+
+    await call(app, "PATCH", `/public/v1/webhooks/${endpoint.id}`, { token: tenant.token, body: { status: "INACTIVE" } });
+    const refused = await call<{ errors: { code: string }[] }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: since.toISOString() },
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors[0].code).toBe("ENDPOINT_INACTIVE");
+  }, 90_000);
+});
+
+describe("receiver signals", () => {
+  it("410 Gone stops the endpoint, fires webhook.endpoint.disabled to the Application's other endpoints only, and recover works once it is ACTIVE", async () => {
+    let gone = true;
+    receiver.on("/gone", () => (gone ? { status: 410 } : { status: 200 }));
+    await register("/gone-watcher", ["webhook.endpoint.disabled"]);
+    const stranger = await otherApplication(["webhooks:manage", "orders:read"]);
+    const strangerEndpoint = await register("/gone-stranger", ["*"], stranger);
+    const endpoint = await register("/gone", ["*"]);
+    const since = new Date();
+    const event = await emit("order.created", ORDER);
+    const delivery = await settles(event.id, endpoint.id, "FAILED");
+    expect(delivery).toMatchObject({ attempts: 1, nextAttemptAt: null, httpStatus: 410 });
+    const row = await endpointRow(endpoint.id);
+    expect(row).toMatchObject({ status: "INACTIVE", disabledReason: "The receiver answered 410 Gone." });
+
+    const [disabled] = await operationalAt("/gone-watcher");
+    expect(disabled).toMatchObject({
+      eventType: "webhook.endpoint.disabled",
+      data: { endpointId: endpoint.id, url: receiver.url("/gone"), reason: "The receiver answered 410 Gone." },
+    });
+    await emit("order.created", ORDER);
+    await waitFor("the stranger to get an order", () => receiver.requests("/gone-stranger").length >= 2);
+    expect(operational("/gone-stranger")).toEqual([]);
+    expect(operational("/gone")).toEqual([]);
+    expect(strangerEndpoint.events).toEqual(["*"]);
+
+    gone = false;
+    await call(app, "PATCH", `/public/v1/webhooks/${endpoint.id}`, { token: tenant.token, body: { status: "ACTIVE" } });
+    const res = await call<{ count: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: since.toISOString() },
+    });
+    expect(res.body.count).toBeGreaterThanOrEqual(1);
+    await settles(event.id, endpoint.id, "DELIVERED");
+  });
+
+  it("429 and 503 with Retry-After hold the next attempt back at least that long", async () => {
+    const at = new Date(Date.now() + 3000).toUTCString();
+    receiver.on("/slow-down", (_req, n) => (n === 1 ? { status: 429, headers: { "Retry-After": "2" } } : { status: 200 }));
+    receiver.on("/unavailable", (_req, n) => (n === 1 ? { status: 503, headers: { "Retry-After": at } } : { status: 200 }));
+    const a = await register("/slow-down");
+    const b = await register("/unavailable");
+    const event = await emit("order.created", ORDER);
+    await settles(event.id, a.id, "DELIVERED");
+    await settles(event.id, b.id, "DELIVERED");
+    const [a1, a2] = receiver.requests("/slow-down");
+    expect(a2.at - a1.at).toBeGreaterThanOrEqual(1900);
+    const [, b2] = receiver.requests("/unavailable");
+    // An HTTP date has a one-second resolution.
+    expect(b2.at).toBeGreaterThanOrEqual(Date.parse(at) - 1000);
+  });
+
+  it("reads Retry-After as seconds or an HTTP date, capped at an hour", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    expect(retryAfterMs("120", now)).toBe(120_000);
+    expect(retryAfterMs("Thu, 01 Jan 2026 00:00:30 GMT", now)).toBe(30_000);
+    expect(retryAfterMs("99999", now)).toBe(3_600_000);
+    expect(retryAfterMs("Wed, 31 Dec 2025 00:00:00 GMT", now)).toBe(0);
+    expect(retryAfterMs("soon", now)).toBe(0);
+    expect(retryAfterMs(null, now)).toBe(0);
+  });
+});
+
+describe("endpoint health", () => {
+  it("an endpoint failing for WEBHOOK_DISABLE_AFTER turns INACTIVE with a reason and webhook.endpoint.disabled fires", async () => {
+    receiver.on("/sick", () => ({ status: 500 }));
+    await register("/sick-watcher", ["webhook.endpoint.disabled"]);
+    const endpoint = await register("/sick", ["order.created"]);
+    const first = await emit("order.created", ORDER);
+    await waitFor("a first failure", async () => (await endpointRow(endpoint.id)).failingSince !== null);
+    // Six days of failures, as the clock would have them (the default limit is five).
+    await app.services.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { failingSince: new Date(Date.now() - 6 * 86_400_000) } });
+    await waitFor("the endpoint to stop", async () => (await endpointRow(endpoint.id)).status === "INACTIVE");
+    const row = await endpointRow(endpoint.id);
+    expect(row.disabledReason).toMatch(/^Every attempt has failed since .* \(longer than WEBHOOK_DISABLE_AFTER\)\.$/);
+    const d = await settles(first.id, endpoint.id, "FAILED");
+    expect(d.nextAttemptAt).toBeNull();
+    const [disabled] = await operationalAt("/sick-watcher");
+    expect(disabled.data).toMatchObject({ endpointId: endpoint.id, reason: row.disabledReason });
+  });
+
+  it("a dead letter turns the endpoint FAILED: webhook.endpoint.failed and webhook.delivery.dead_lettered go to the other endpoints", async () => {
+    receiver.on("/dying", () => ({ status: 500 }));
+    const watcher = await register("/dying-watcher", ["webhook.endpoint.failed", "webhook.delivery.dead_lettered"]);
+    const endpoint = await register("/dying", ["order.created", "webhook.endpoint.failed", "webhook.delivery.dead_lettered"]);
+    const event = await emit("order.created", ORDER);
+    const delivery = await settles(event.id, endpoint.id, "DEAD_LETTER");
+    expect((await endpointRow(endpoint.id)).status).toBe("FAILED");
+    const seen = await operationalAt("/dying-watcher", 2);
+    expect(seen.map((e) => e.eventType).sort()).toEqual(["webhook.delivery.dead_lettered", "webhook.endpoint.failed"]);
+    expect(seen.find((e) => e.eventType === "webhook.delivery.dead_lettered")?.data).toMatchObject({
+      endpointId: endpoint.id,
+      url: receiver.url("/dying"),
+      deliveryId: delivery.id,
+      eventId: event.id,
+      eventType: "order.created",
+      reason: expect.stringContaining("HTTP 500"),
+    });
+    expect(operational("/dying")).toEqual([]);
+    expect(watcher.id).not.toBe(endpoint.id);
+  });
+});
