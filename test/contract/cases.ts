@@ -743,4 +743,38 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     forbiddenCase("webhooks:manage", { path: unknownId() }),
   ],
+  listEvents: [
+    {
+      name: "the first page, one event of each kind the store has",
+      run: async (ctx) => {
+        await ctx.app.services.db.$transaction((tx) => emitEvent(tx, ctx.tenant.storeId, "store.updated", { storeId: ctx.tenant.storeId, changed: ["phone"] }));
+        return { query: { limit: 100 } };
+      },
+    },
+    { name: "only order.created, after a sequence", run: () => ({ query: { types: "order.created", after: "1", limit: 2 } }) },
+    { name: "a PRODUCTION token reads its own store's feed", run: async (ctx) => ({ token: await productionToken(ctx) }) },
+  ],
+  getEventById: [
+    {
+      name: "an event of the store",
+      run: async (ctx) => {
+        const event = await ctx.app.services.db.$transaction((tx) =>
+          emitEvent(tx, ctx.tenant.storeId, "store.updated", { storeId: ctx.tenant.storeId, changed: ["name"] }),
+        );
+        return { path: { eventId: event.id } };
+      },
+    },
+    {
+      name: "another store's event is 404",
+      status: 404,
+      run: async (ctx) => {
+        const other = await otherTenant(ctx);
+        const event = await ctx.app.services.db.$transaction((tx) =>
+          emitEvent(tx, other.storeId, "store.updated", { storeId: other.storeId, changed: ["name"] }),
+        );
+        return { path: { eventId: event.id } };
+      },
+    },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: { eventId: randomUUID() } }) },
+  ],
 };
