@@ -37,6 +37,7 @@ const ORDER: EventData<"order.created"> = {
   total: 59.9,
   type: "DELIVERY",
   status: "PENDING",
+  version: 1,
 };
 
 async function register(path: string, events: string[] = ["order.created"], t: Tenant = tenant): Promise<{ id: string; secret: string }> {
