@@ -559,6 +559,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       run: async (ctx) => ({ headers: { "Idempotency-Key": await usedKey(ctx, "POST", "/public/v1/sandbox/orders", { scenario: "pickup" }) } }),
     },
   ],
+  fireSandboxEvent: [
+    ...["order.ready", "customer.updated", "store.updated"].map((type): ContractCase => ({ name: `fires ${type}`, run: () => ({ body: { type } }) })),
+    { name: "a PRODUCTION token is 403", status: 403, run: async (ctx) => ({ token: await productionToken(ctx), body: { type: "order.created" } }) },
+  ],
   createSandboxOrder: [
     ...["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"].map(
       (scenario): ContractCase => ({ name: `the ${scenario} scenario`, run: () => ({ body: { scenario } }) }),

@@ -10,7 +10,7 @@ import { jsonArgs } from "../../platform/validate.js";
 import { eventIdPath, listEventsInput, storeEventsInput } from "./schemas.js";
 import { tenantOf } from "../../platform/schema/context.js";
 
-const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
+export const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
   description: "One event as webhooks deliver it (same eventId), with its place in the store's sequence.",
   fields: (t) => ({
     eventId: t.exposeID("eventId"),

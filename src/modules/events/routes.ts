@@ -5,7 +5,7 @@ import { eventIdPath, listEventsInput } from "./schemas.js";
 
 const SEQUENCE_TEXT = { type: "string", pattern: "^\\d+$", description: "The sequence of the last event read, or `after` when the page is empty" };
 
-const StoreEventFragment = graphql(`fragment StoreEvent on StoreEvent { eventId eventType timestamp tenantId sequence data }`);
+export const StoreEventFragment = graphql(`fragment StoreEvent on StoreEvent { eventId eventType timestamp tenantId sequence data }`);
 
 /**
  * The event feed: the envelopes webhooks carry, read back in the store's sequence order. No scope of its own
