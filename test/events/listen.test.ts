@@ -75,7 +75,7 @@ it("forwards signed events with the receiver's status, and resumes from its stat
   const live = runCli("listen", [...common, "--secret", String(secret), "--interval", "100"], {});
   await live.waitFor(new RegExp(`Forwarding events after ${last} `));
   const third = await newOrder();
-  await live.waitFor(/order\.created \S+ -> 200[^]*order\.created \S+ -> 200/);
+  await live.waitFor(/order\.created \S+ -> 200[\s\S]*order\.created \S+ -> 200/);
   live.child.kill("SIGINT");
   await live.exited;
   const all = receiver.requests("/local").map((r) => JSON.parse(r.body) as { eventId: string; data: { orderId: string } });
