@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { generateWebhookSecret } from "../modules/webhooks/secret.js";
 import { deliveryHeaders } from "../modules/webhooks/message.js";
@@ -16,7 +18,9 @@ signed as a webhook delivery (X-Service-Signature and the Standard Webhooks head
 
 Options:
   --types <a,b,...>      only these event types (default: every type your scopes allow)
-  --after <sequence>     start after this sequence (default: from now on; 0 replays every kept event)
+  --after <sequence>     start after this sequence, ignoring the state file (0 replays every kept event)
+  --state <file>         where the last forwarded sequence is kept, to resume there after a restart
+                         (default .listen-state.json; without one, from now on)
   --secret <whsec_...>   sign with this secret (default: a new one, printed at start)
   --interval <ms>        how often to look for new events when caught up (default 1000)
   --once                 forward what is there, then exit
@@ -35,6 +39,27 @@ interface FeedPage {
 }
 
 class UsageError extends Error {}
+
+/** The last sequence forwarded, from the state file; null when there is none yet. */
+function readState(file: string): string | null {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    if (e instanceof Error && "code" in e && e.code === "ENOENT") return null;
+    throw e;
+  }
+  const state: unknown = JSON.parse(text);
+  const after = typeof state === "object" && state !== null && "after" in state ? state.after : undefined;
+  if (typeof after !== "string" || !/^\d+$/.test(after)) throw new Error(`${file} holds no "after" sequence; remove it or pass --after`);
+  return after;
+}
+
+/** Written to a temporary file and renamed over the old one, so a crash mid-write leaves the previous position. */
+function writeState(file: string, after: string): void {
+  writeFileSync(`${file}.tmp`, `${JSON.stringify({ after })}\n`);
+  renameSync(`${file}.tmp`, file);
+}
 
 function option(values: Record<string, string | boolean | undefined>, name: string): string {
   const v = values[name];
@@ -90,6 +115,7 @@ async function main(): Promise<void> {
       "forward-to": { type: "string" },
       types: { type: "string" },
       after: { type: "string" },
+      state: { type: "string" },
       secret: { type: "string" },
       interval: { type: "string" },
       once: { type: "boolean" },
@@ -110,7 +136,8 @@ async function main(): Promise<void> {
   const secret = values.secret ?? generateWebhookSecret();
   if (!values.secret) process.stdout.write(`Signing with ${secret} (pass --secret to choose one)\n`);
 
-  let cursor = values.after;
+  const stateFile = resolve(values.state ?? ".listen-state.json");
+  let cursor = values.after ?? readState(stateFile) ?? undefined;
   if (cursor === undefined) {
     // From now on: skip what the feed already holds.
     cursor = "0";
@@ -128,6 +155,8 @@ async function main(): Promise<void> {
     const page = await readPage(baseUrl, await token(), cursor, values.types);
     for (const event of page.data) {
       process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${await forward(target, event, secret)}\n`);
+      // Saved after each forward: a restart repeats nothing already sent.
+      writeState(stateFile, String(event.sequence));
     }
     cursor = page.pagination.nextCursor;
     if (page.pagination.hasMore) continue;

@@ -283,12 +283,18 @@ export function eventSchemas(): Record<string, JsonSchema> {
     schemas[eventSchemaName(type)] = {
       type: "object",
       description: `The \`${type}\` webhook body. \`eventId\` is the deduplication key and stays the same on every attempt and replay.`,
-      required: ["eventId", "eventType", "timestamp", "tenantId", "data"],
+      required: ["eventId", "eventType", "timestamp", "tenantId", "sequence", "data"],
       properties: {
         eventId: { type: "string", format: "uuid" },
         eventType: { type: "string", enum: [type] },
         timestamp: { type: "string", format: "date-time", description: "When the event happened (ISO 8601 UTC)" },
         tenantId: { type: "string", description: "The store code (the token's tenant_id)" },
+        sequence: {
+          type: "integer",
+          minimum: 1,
+          description:
+            "Extension to the contract: the event's place in the store's sequence, strictly increasing in commit order (the same number GET /public/v1/events shows). Drop an event whose sequence is below one you already applied for the same resource.",
+        },
         data: event.data,
       },
     };

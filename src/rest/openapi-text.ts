@@ -121,6 +121,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Customers: "Customers of the token's store.",
   Catalog: "Categories and products of the token's store.",
   Webhooks: "Webhook endpoints of the calling Application on this store, and their deliveries.",
+  Events: "The store's event feed (extension to the contract): the envelopes webhooks carry, read back in sequence order.",
   Sandbox: "Fake data for SANDBOX stores. SANDBOX tokens only.",
   Contract: "This document, machine-readable.",
   "Webhook events": "What the service POSTs to your webhook endpoints.",

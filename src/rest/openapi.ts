@@ -148,7 +148,7 @@ function operationOf(route: Route, registry: SchemaRegistry, selections: Selecti
   Object.assign(responses, problems(errorStatuses(route)));
 
   const notes = [
-    route.scope ? `Scope: \`${route.scope}\`.` : "Any valid partner token; no scope needed.",
+    route.scope ? `Scope: \`${route.scope}\`.` : "No scope of its own: any valid partner token.",
     route.sandboxOnly ? "SANDBOX tokens only: PRODUCTION tokens get 403 FORBIDDEN." : "",
     idempotent ? "Accepts `Idempotency-Key`." : "",
   ].filter(Boolean);

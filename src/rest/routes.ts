@@ -5,6 +5,7 @@ import { customerRoutes } from "../modules/customers/routes.js";
 import { catalogRoutes } from "../modules/catalog/routes.js";
 import { sandboxRoutes } from "../modules/sandbox/routes.js";
 import { webhookRoutes } from "../modules/webhooks/routes.js";
+import { eventRoutes } from "../modules/events/routes.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
-export const routes: Route[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes, ...sandboxRoutes, ...webhookRoutes];
+export const routes: Route[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes, ...sandboxRoutes, ...webhookRoutes, ...eventRoutes];

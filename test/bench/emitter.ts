@@ -31,7 +31,7 @@ let close: () => Promise<void>;
 if (process.env.MODE === "events-prisma") {
   const db = openPrisma(process.env.DATABASE_URL ?? "", 10);
   emit = async (i) => {
-    const data: EventData<"order.created"> = { orderId: randomUUID(), orderNumber: 1000 + i, total: 42.5, type: "DELIVERY", status: "PENDING" };
+    const data: EventData<"order.created"> = { orderId: randomUUID(), orderNumber: 1000 + i, total: 42.5, type: "DELIVERY", status: "PENDING", version: 1 };
     return (await db.$transaction((tx) => emitEvent(tx, stores[i % stores.length], "order.created", data))).id;
   };
   close = () => db.$disconnect();

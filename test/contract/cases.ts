@@ -559,6 +559,10 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       run: async (ctx) => ({ headers: { "Idempotency-Key": await usedKey(ctx, "POST", "/public/v1/sandbox/orders", { scenario: "pickup" }) } }),
     },
   ],
+  fireSandboxEvent: [
+    ...["order.ready", "customer.updated", "store.updated"].map((type): ContractCase => ({ name: `fires ${type}`, run: () => ({ body: { type } }) })),
+    { name: "a PRODUCTION token is 403", status: 403, run: async (ctx) => ({ token: await productionToken(ctx), body: { type: "order.created" } }) },
+  ],
   createSandboxOrder: [
     ...["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"].map(
       (scenario): ContractCase => ({ name: `the ${scenario} scenario`, run: () => ({ body: { scenario } }) }),
@@ -787,5 +791,39 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       }),
     },
     forbiddenCase("webhooks:manage", { path: unknownId() }),
+  ],
+  listEvents: [
+    {
+      name: "the first page, one event of each kind the store has",
+      run: async (ctx) => {
+        await ctx.app.services.db.$transaction((tx) => emitEvent(tx, ctx.tenant.storeId, "store.updated", { storeId: ctx.tenant.storeId, changed: ["phone"] }));
+        return { query: { limit: 100 } };
+      },
+    },
+    { name: "only order.created, after a sequence", run: () => ({ query: { types: "order.created", after: "1", limit: 2 } }) },
+    { name: "a PRODUCTION token reads its own store's feed", run: async (ctx) => ({ token: await productionToken(ctx) }) },
+  ],
+  getEventById: [
+    {
+      name: "an event of the store",
+      run: async (ctx) => {
+        const event = await ctx.app.services.db.$transaction((tx) =>
+          emitEvent(tx, ctx.tenant.storeId, "store.updated", { storeId: ctx.tenant.storeId, changed: ["name"] }),
+        );
+        return { path: { eventId: event.id } };
+      },
+    },
+    {
+      name: "another store's event is 404",
+      status: 404,
+      run: async (ctx) => {
+        const other = await otherTenant(ctx);
+        const event = await ctx.app.services.db.$transaction((tx) =>
+          emitEvent(tx, other.storeId, "store.updated", { storeId: other.storeId, changed: ["name"] }),
+        );
+        return { path: { eventId: event.id } };
+      },
+    },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: { eventId: randomUUID() } }) },
   ],
 };

@@ -136,7 +136,7 @@ describe("what the document states", () => {
       );
       const name = String(post.requestBody.content["application/json"].schema.$ref).split("/").pop() as string;
       const envelope = doc.components.schemas[name];
-      expect(envelope.required).toEqual(["eventId", "eventType", "timestamp", "tenantId", "data"]);
+      expect(envelope.required).toEqual(["eventId", "eventType", "timestamp", "tenantId", "sequence", "data"]);
       expect((envelope.properties as Record<string, JsonSchema>).eventType.enum).toEqual([type]);
     }
   });

@@ -17,7 +17,7 @@ afterAll(async () => {
 
 const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000);
 
-it("removes events past EVENT_RETENTION_DAYS with their deliveries, keeping newer ones and any with an attempt still scheduled", async () => {
+it("removes events past EVENT_RETENTION_DAYS and their deliveries' bodies, keeping the delivery records, newer events and any with an attempt still scheduled", async () => {
   const { db } = app.services;
   const event = (createdAt: Date) =>
     db.event.create({ data: { storeId: t.storeId, type: "store.updated", data: { storeId: t.storeId, changed: ["name"] }, createdAt } });
@@ -39,12 +39,37 @@ it("removes events past EVENT_RETENTION_DAYS with their deliveries, keeping newe
     db.webhookDelivery.create({
       data: { eventId, endpointId: endpoint.id, applicationId: application.id, storeId: t.storeId, eventType: "store.updated", nextAttemptAt },
     });
-  const gone = await delivery(expired.id, null);
+  const kept = await delivery(expired.id, null);
+  await db.webhookAttempt.create({
+    data: {
+      deliveryId: kept.id,
+      number: 1,
+      trigger: "SCHEDULED",
+      succeeded: false,
+      httpStatus: 500,
+      durationMs: 12,
+      error: "HTTP 500",
+      requestHeaders: { "content-type": "application/json" },
+      requestBody: '{"eventId":"…"}',
+      responseExcerpt: "oops",
+      startedAt: daysAgo(31),
+    },
+  });
   await delivery(scheduled.id, new Date(Date.now() + 60_000));
 
   expect(await removeExpiredEvents(app.services)).toBe(1);
 
   const left = await db.event.findMany({ where: { storeId: t.storeId }, select: { id: true } });
   expect(left.map((e) => e.id).sort()).toEqual([recent.id, scheduled.id].sort());
-  expect(await db.webhookDelivery.findUnique({ where: { id: gone.id } })).toBeNull();
+  expect(await db.webhookDelivery.findUnique({ where: { id: kept.id } })).toMatchObject({ eventId: expired.id, eventType: "store.updated" });
+  const [attempt] = await db.webhookAttempt.findMany({ where: { deliveryId: kept.id } });
+  expect(attempt).toMatchObject({
+    number: 1,
+    succeeded: false,
+    httpStatus: 500,
+    error: "HTTP 500",
+    requestBody: "",
+    requestHeaders: {},
+    responseExcerpt: null,
+  });
 });

@@ -357,6 +357,7 @@ export const orderCreatedData = (n = next()): EventData<"order.created"> => ({
   total: 42.5,
   type: "DELIVERY",
   status: "PENDING",
+  version: 1,
 });
 
 /** A valid customer.created payload, likewise. */

@@ -38,8 +38,8 @@ export async function unpublishedEvents(databaseUrl: string): Promise<string[]> 
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string; type: string; data: unknown; createdAt: Date; code: string }>(
-      `select e.id, e.type, e.data, e."createdAt", s.code from "Event" e join "Store" s on s.id = e."storeId" order by e."createdAt"`,
+    const { rows } = await client.query<{ id: string; type: string; data: unknown; createdAt: Date; sequence: number; code: string }>(
+      `select e.id, e.type, e.data, e."createdAt", e.sequence::float8 as sequence, s.code from "Event" e join "Store" s on s.id = e."storeId" order by e."createdAt"`,
     );
     return rows.flatMap((row) => {
       const validate = validatorFor(row.type);

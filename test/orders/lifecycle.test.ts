@@ -59,16 +59,18 @@ describe.each(["DELIVERY", "PICKUP"] as const)("%s orders", (type) => {
   });
 });
 
-it("each move emits its event; DELIVERED also emits order.completed after order.delivered", () => {
-  const eventsFor = (to: OrderStatus) => statusEvents("0b0f4a52-1d8e-4c39-9a4f-3f5c2d6e7a81", to, "Closed early").map((e) => e.type);
+it("each move emits its event; DELIVERED also emits order.completed after order.delivered, with the same version", () => {
+  const eventsFor = (to: OrderStatus) => statusEvents("0b0f4a52-1d8e-4c39-9a4f-3f5c2d6e7a81", to, "Closed early", 3).map((e) => e.type);
   expect(eventsFor("CONFIRMED")).toEqual(["order.confirmed"]);
   expect(eventsFor("PREPARING")).toEqual(["order.preparing"]);
   expect(eventsFor("READY")).toEqual(["order.ready"]);
   expect(eventsFor("DISPATCHED")).toEqual(["order.dispatched"]);
   expect(eventsFor("DELIVERED")).toEqual(["order.delivered", "order.completed"]);
   expect(eventsFor("CANCELLED")).toEqual(["order.cancelled"]);
-  expect(statusEvents("0b0f4a52-1d8e-4c39-9a4f-3f5c2d6e7a81", "CANCELLED", "Closed early")[0].data).toMatchObject({
+  expect(statusEvents("0b0f4a52-1d8e-4c39-9a4f-3f5c2d6e7a81", "CANCELLED", "Closed early", 3)[0].data).toMatchObject({
     status: "CANCELLED",
     reason: "Closed early",
+    version: 3,
   });
+  expect(statusEvents("0b0f4a52-1d8e-4c39-9a4f-3f5c2d6e7a81", "DELIVERED", "", 6).map((e) => e.data.version)).toEqual([6, 6]);
 });

@@ -30,6 +30,7 @@ const LIST_FIELDS = [
   "deliveryAddress",
   "items",
   "payments",
+  "version",
   "createdAt",
   "updatedAt",
 ].sort();

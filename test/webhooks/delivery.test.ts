@@ -37,6 +37,7 @@ const ORDER: EventData<"order.created"> = {
   total: 59.9,
   type: "DELIVERY",
   status: "PENDING",
+  version: 1,
 };
 
 async function register(path: string, events: string[] = ["order.created"], t: Tenant = tenant): Promise<{ id: string; secret: string }> {
@@ -90,7 +91,16 @@ describe("a successful delivery", () => {
     expect(req.headers["x-service-delivery-id"]).toBe(delivery.id);
 
     const envelope = JSON.parse(req.body) as Record<string, unknown>;
-    expect(envelope).toEqual({ eventId: event.id, eventType: "order.created", timestamp: expect.any(String), tenantId: tenant.storeCode, data: ORDER });
+    const stored = await app.services.db.event.findUniqueOrThrow({ where: { id: event.id } });
+    expect(envelope).toEqual({
+      eventId: event.id,
+      eventType: "order.created",
+      timestamp: expect.any(String),
+      tenantId: tenant.storeCode,
+      sequence: Number(stored.sequence),
+      data: ORDER,
+    });
+    expect(envelope.sequence).toBeGreaterThan(0);
     expect(new Date(envelope.timestamp as string).toISOString()).toBe(envelope.timestamp);
 
     const header = req.headers["x-service-signature"] as string;

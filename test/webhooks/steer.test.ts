@@ -37,6 +37,7 @@ afterAll(async () => {
 const ORDER: EventData<"order.created"> = {
   orderId: "5a4c1e2e-9d1b-4f7e-8a51-3b2f0c9d7e61",
   orderNumber: 7,
+  version: 1,
   total: 12.5,
   type: "PICKUP",
   status: "PENDING",

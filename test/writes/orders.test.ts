@@ -18,6 +18,7 @@ type OrderBody = {
   id: string;
   status: string;
   orderNumber: number;
+  version: number;
   displayId: string;
   total: number;
   totalAmount: number;
@@ -30,7 +31,7 @@ type OrderBody = {
 };
 
 async function eventsOf(type?: string) {
-  return app.services.db.event.findMany({ where: { storeId: t.storeId, ...(type ? { type } : {}) }, orderBy: { createdAt: "asc" } });
+  return app.services.db.event.findMany({ where: { storeId: t.storeId, ...(type ? { type } : {}) }, orderBy: { sequence: "asc" } });
 }
 
 function newOrder(overrides: Record<string, unknown> = {}) {
@@ -65,7 +66,15 @@ describe("POST /public/v1/orders", () => {
     expect(res.body.status).toBe("PENDING");
     expect(res.body.statusHistory.map((h) => h.status)).toEqual(["PENDING"]);
     const created = (await eventsOf("order.created")).find((e) => (e.data as { orderId: string }).orderId === res.body.id);
-    expect(created?.data).toEqual({ orderId: res.body.id, orderNumber: res.body.orderNumber, total: res.body.total, type: "DELIVERY", status: "PENDING" });
+    expect(created?.data).toEqual({
+      orderId: res.body.id,
+      orderNumber: res.body.orderNumber,
+      total: res.body.total,
+      type: "DELIVERY",
+      status: "PENDING",
+      version: 1,
+    });
+    expect(res.body.version).toBe(1);
     const customerEvent = (await eventsOf("customer.created")).find((e) => (e.data as { customerId: string }).customerId === res.body.customer?.id);
     expect(customerEvent?.data).toMatchObject({ name: "Nina Prado", phone: "+55 11 90000-0001" });
   });
@@ -184,15 +193,26 @@ describe("PATCH /public/v1/orders/{id}/status", () => {
 
   it("walks a DELIVERY order to DELIVERED, emitting each event in order (order.completed after order.delivered)", async () => {
     const o = await order();
-    for (const status of ["CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED"]) {
+    for (const [i, status] of ["CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED"].entries()) {
       const res = await move(o.id, status);
       expect(res.status).toBe(200);
       expect(res.body.status).toBe(status);
+      expect(res.body.version).toBe(i + 2);
     }
     const done = await call<OrderBody>(app, "GET", `/public/v1/orders/${o.id}`, { token: t.token });
     expect(done.body.statusHistory.map((h) => h.status)).toEqual(["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED"]);
-    const types = (await eventsOf()).filter((e) => (e.data as { orderId?: string }).orderId === o.id).map((e) => e.type);
-    expect(types).toEqual(["order.created", "order.confirmed", "order.preparing", "order.ready", "order.dispatched", "order.delivered", "order.completed"]);
+    const events = (await eventsOf()).filter((e) => (e.data as { orderId?: string }).orderId === o.id);
+    expect(events.map((e) => e.type)).toEqual([
+      "order.created",
+      "order.confirmed",
+      "order.preparing",
+      "order.ready",
+      "order.dispatched",
+      "order.delivered",
+      "order.completed",
+    ]);
+    // One version per change: order.completed reports the same change as order.delivered.
+    expect(events.map((e) => (e.data as { version: number }).version)).toEqual([1, 2, 3, 4, 5, 6, 6]);
   });
 
   it("a PICKUP order goes READY → DELIVERED and may not be DISPATCHED", async () => {
@@ -226,7 +246,7 @@ describe("PATCH /public/v1/orders/{id}/status", () => {
     expect(ok.body).toMatchObject({ status: "CANCELLED", cancellationReason: "Out of dough" });
     expect(ok.body.statusHistory.at(-1)).toMatchObject({ status: "CANCELLED", reason: "Out of dough" });
     const ev = (await eventsOf("order.cancelled")).find((e) => (e.data as { orderId: string }).orderId === o.id);
-    expect(ev?.data).toEqual({ orderId: o.id, status: "CANCELLED", reason: "Out of dough" });
+    expect(ev?.data).toEqual({ orderId: o.id, status: "CANCELLED", reason: "Out of dough", version: 2 });
   });
 
   it("of concurrent changes exactly one wins and the history stays linear", async () => {

@@ -31,7 +31,7 @@ type Order = {
 
 const generate = (scenario: string, token = t.token) => call<Order>(app, "POST", "/public/v1/sandbox/orders", { token, body: { scenario } });
 const eventsFor = async (orderId: string) =>
-  (await app.services.db.event.findMany({ where: { storeId: t.storeId }, orderBy: { createdAt: "asc" } }))
+  (await app.services.db.event.findMany({ where: { storeId: t.storeId }, orderBy: { sequence: "asc" } }))
     .filter((e) => (e.data as { orderId?: string }).orderId === orderId)
     .map((e) => e.type);
 
@@ -123,5 +123,63 @@ describe("POST /public/v1/sandbox/orders", () => {
       expect(res.body.code).toBe("FORBIDDEN");
     }
     expect(await app.services.db.product.count({ where: { storeId: prod.storeId } })).toBe(0);
+  });
+});
+
+describe("POST /public/v1/sandbox/events", () => {
+  type Fired = { eventId: string; eventType: string; sequence: number; tenantId: string; data: Record<string, unknown> };
+  const fire = (type: string, token = t.token) => call<Fired>(app, "POST", "/public/v1/sandbox/events", { token, body: { type } });
+
+  it.each(["order.created", "order.confirmed", "order.preparing", "order.ready", "order.dispatched", "order.delivered", "order.completed", "order.cancelled"])(
+    "%s: an order walked through the real lifecycle, emitting every event on the way",
+    async (type) => {
+      const res = await fire(type);
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ eventType: type, tenantId: t.storeCode });
+      const stored = await app.services.db.event.findUniqueOrThrow({ where: { id: res.body.eventId } });
+      expect(res.body.sequence).toBe(Number(stored.sequence));
+      const orderId = String(res.body.data.orderId);
+      const order = await app.services.db.order.findUniqueOrThrow({ where: { id: orderId }, select: { status: true, version: true } });
+      const types = await eventsFor(orderId);
+      expect(types[0]).toBe("order.created");
+      // Reaching DELIVERED emits order.delivered then order.completed, one change and one version.
+      const reached = order.status === "DELIVERED" ? ["order.delivered", "order.completed"] : [type];
+      expect(types.slice(-reached.length)).toEqual(reached);
+      expect(types).toHaveLength(order.version + reached.length - 1);
+      expect(res.body.data.version).toBe(order.version);
+    },
+  );
+
+  it("store.updated changes the store; customer.* create or update a customer", async () => {
+    const before = await app.services.db.store.findUniqueOrThrow({ where: { id: t.storeId }, select: { phone: true } });
+    const store = await fire("store.updated");
+    expect(store.status).toBe(201);
+    expect(store.body.data).toEqual({ storeId: t.storeId, changed: ["phone"] });
+    expect((await app.services.db.store.findUniqueOrThrow({ where: { id: t.storeId }, select: { phone: true } })).phone).not.toBe(before.phone);
+
+    const created = await fire("customer.created");
+    expect(created.status).toBe(201);
+    expect(await app.services.db.customer.findUnique({ where: { id: String(created.body.data.customerId) } })).not.toBeNull();
+    const updated = await fire("customer.updated");
+    expect(updated.status).toBe(201);
+    expect(updated.body.data).toMatchObject({ changed: ["phone"] });
+  });
+
+  it("catalog.updated pauses or resumes a product and answers 202 with the change; the aggregated event follows", async () => {
+    const res = await call<{ action: string; itemId: string; itemType: string }>(app, "POST", "/public/v1/sandbox/events", {
+      token: t.token,
+      body: { type: "catalog.updated" },
+    });
+    expect(res.status).toBe(202);
+    const product = await app.services.db.product.findUniqueOrThrow({ where: { id: res.body.itemId } });
+    expect(res.body).toEqual({ itemType: "product", itemId: product.id, action: product.isActive ? "product.activated" : "product.paused" });
+    expect(await app.services.db.catalogChange.count({ where: { storeId: t.storeId, itemId: product.id } })).toBeGreaterThan(0);
+  });
+
+  it("an unknown type or an operational one is 400; PRODUCTION tokens get 403", async () => {
+    expect((await fire("order.shipped")).status).toBe(400);
+    expect((await fire("webhook.test")).status).toBe(400);
+    const prod = await createTenant(app, { environment: "PRODUCTION" });
+    expect((await fire("order.created", prod.token)).status).toBe(403);
   });
 });

@@ -5,7 +5,7 @@ import { DELETE_EXPIRED_EVENTS } from "../../src/modules/events/sql.js";
 const BATCH = 1000;
 
 /**
- * Removes events (and their delivery log) past EVENT_RETENTION_DAYS, in batches, so the event feed and the
+ * Removes events (and the bodies their deliveries' attempts kept; the delivery records stay) past EVENT_RETENTION_DAYS, in batches, so the event feed and the
  * deliveries list keep what they promise and no more. Scheduled hourly by crontab; any worker may run it.
  */
 export function cleanupEvents(services: Services): Task {

@@ -2,17 +2,16 @@ import { Repeater } from "graphql-yoga";
 import { builder } from "../../platform/schema/builder.js";
 import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
-import { isUuid } from "../../platform/uuid.js";
 import { EVENT_SCOPES, EVENT_TYPES } from "./types.js";
 import { OPERATIONAL_EVENT_TYPES } from "../webhooks/events.js";
 import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
-import { listEventsInput, storeEventsInput } from "./schemas.js";
+import { eventIdPath, listEventsInput, storeEventsInput } from "./schemas.js";
 import { tenantOf } from "../../platform/schema/context.js";
 
-const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
+export const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
   description: "One event as webhooks deliver it (same eventId), with its place in the store's sequence.",
   fields: (t) => ({
     eventId: t.exposeID("eventId"),
@@ -122,7 +121,8 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const id = String(args.id);
-      const event = isUuid(id) ? await readEvent(ctx.db, storeId, id, typesToFollow(ctx, null)) : null;
+      eventIdPath.check({ eventId: id });
+      const event = await readEvent(ctx.db, storeId, id, typesToFollow(ctx, null));
       if (!event) throw new ApiError("NOT_FOUND", `No event ${id}.`);
       return event;
     },

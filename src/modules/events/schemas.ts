@@ -1,6 +1,6 @@
 import type { JsonSchema } from "../../platform/route.js";
 import { limitParam, uuid } from "../../platform/schemas.js";
-import { defineQuery } from "../../platform/validate.js";
+import { definePath, defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES } from "./types.js";
 
 /** A sequence number as text: the feed's cursor and a subscription's resume point. */
@@ -24,3 +24,6 @@ export const listEventsInput = defineQuery({ after: sequenceParam, types: typesP
 
 /** The `storeEvents` subscription. */
 export const storeEventsInput = defineQuery({ storeId: uuid, types: typesParam, after: sequenceParam });
+
+/** An event's route parameter, and the `id` argument of the `event` query (reported as `eventId`). */
+export const eventIdPath = definePath({ eventId: uuid });

@@ -3,8 +3,11 @@ import type { OrderStatus } from "../../platform/db/prisma.js";
 import { type EventDeclaration, StringEnum, Uuid } from "../events/schema.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 
-/** The `data` of a status event: the order and the status it reached. */
-const statusChange = <S extends OrderStatus>(status: S) => Type.Object({ orderId: Uuid(), status: StringEnum([status]) });
+/** The order's version after the change the event reports: a receiver drops an event older than what it holds. */
+const version = () => Type.Integer({ minimum: 1, description: "The order's version after this change (1 at creation, +1 per change)" });
+
+/** The `data` of a status event: the order, the status it reached and the version that made. */
+const statusChange = <S extends OrderStatus>(status: S) => Type.Object({ orderId: Uuid(), status: StringEnum([status]), version: version() });
 
 export const ORDER_EVENTS = {
   "order.created": {
@@ -16,6 +19,7 @@ export const ORDER_EVENTS = {
       total: Type.Number(),
       type: StringEnum(ORDER_TYPES),
       status: StringEnum(ORDER_STATUSES),
+      version: version(),
     }),
   },
   "order.confirmed": { scope: "orders:read", emitted: "PENDING → CONFIRMED.", data: statusChange("CONFIRMED") },
@@ -28,7 +32,11 @@ export const ORDER_EVENTS = {
     emitted: "Any non-terminal status → CANCELLED (terminal).",
     data: Type.Composite([statusChange("CANCELLED"), Type.Object({ reason: Type.String() })]),
   },
-  "order.completed": { scope: "orders:read", emitted: "Right after `order.delivered`, when an order reaches DELIVERED.", data: statusChange("DELIVERED") },
+  "order.completed": {
+    scope: "orders:read",
+    emitted: "Right after `order.delivered`, when an order reaches DELIVERED, with the same version.",
+    data: statusChange("DELIVERED"),
+  },
 } satisfies Record<`order.${string}`, EventDeclaration>;
 
 type OrderEvents = typeof ORDER_EVENTS;
@@ -37,24 +45,27 @@ type StatusEventType = Exclude<keyof OrderEvents, "order.created">;
 /** One status event with its data; the union ties each type to its own payload. */
 export type StatusEvent = { [K in StatusEventType]: { type: K; data: Static<OrderEvents[K]["data"]> } }[StatusEventType];
 
-/** The events a move to `to` emits, in order. Reaching DELIVERED also completes the order. */
-export function statusEvents(orderId: string, to: OrderStatus, reason: string): StatusEvent[] {
+/**
+ * The events a move to `to` emits, in order, each with the version the move made. Reaching DELIVERED also
+ * completes the order: one change, so order.completed carries order.delivered's version.
+ */
+export function statusEvents(orderId: string, to: OrderStatus, reason: string, version: number): StatusEvent[] {
   switch (to) {
     case "CONFIRMED":
-      return [{ type: "order.confirmed", data: { orderId, status: to } }];
+      return [{ type: "order.confirmed", data: { orderId, status: to, version } }];
     case "PREPARING":
-      return [{ type: "order.preparing", data: { orderId, status: to } }];
+      return [{ type: "order.preparing", data: { orderId, status: to, version } }];
     case "READY":
-      return [{ type: "order.ready", data: { orderId, status: to } }];
+      return [{ type: "order.ready", data: { orderId, status: to, version } }];
     case "DISPATCHED":
-      return [{ type: "order.dispatched", data: { orderId, status: to } }];
+      return [{ type: "order.dispatched", data: { orderId, status: to, version } }];
     case "DELIVERED":
       return [
-        { type: "order.delivered", data: { orderId, status: to } },
-        { type: "order.completed", data: { orderId, status: to } },
+        { type: "order.delivered", data: { orderId, status: to, version } },
+        { type: "order.completed", data: { orderId, status: to, version } },
       ];
     case "CANCELLED":
-      return [{ type: "order.cancelled", data: { orderId, status: to, reason } }];
+      return [{ type: "order.cancelled", data: { orderId, status: to, reason, version } }];
     default:
       return [];
   }

@@ -106,6 +106,7 @@ export const Order = builder.prismaObject("Order", {
     notes: t.exposeString("notes", { nullable: true }),
     cancellationReason: t.exposeString("cancellationReason", { nullable: true }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    version: t.exposeInt("version", { description: "1 at creation, +1 per change; order.* events carry the version they produced" }),
     updatedAt: t.expose("updatedAt", { type: "DateTime" }),
   }),
 });

@@ -23,7 +23,7 @@ const OrderFragment = graphql(
     deliveryAddress { ...Address }
     items { ...OrderItem }
     payments { ...Payment }
-    createdAt updatedAt }`,
+    version createdAt updatedAt }`,
   [OrderCustomerFragment, AddressFragment, OrderItemFragment, PaymentFragment],
 );
 

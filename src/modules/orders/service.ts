@@ -168,7 +168,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
       payments: { create: payments },
       statusHistory: { create: [{ status: "PENDING" }] },
     },
-    select: { id: true, orderNumber: true, totalCents: true, type: true, status: true },
+    select: { id: true, orderNumber: true, totalCents: true, type: true, status: true, version: true },
   });
   await emitEvent(tx, storeId, "order.created", {
     orderId: order.id,
@@ -176,28 +176,30 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     total: order.totalCents / 100,
     type: order.type,
     status: order.status,
+    version: order.version,
   });
   return order;
 }
 
 /**
- * Moves an order along its lifecycle (./lifecycle.ts). The update is conditional on the status read, so of two
- * concurrent changes exactly one wins; the other gets 409 CONFLICT and the history stays linear.
+ * Moves an order along its lifecycle (./lifecycle.ts). The update is conditional on the version read, so of two
+ * concurrent changes exactly one wins; the other gets 409 CONFLICT and the history and versions stay linear.
  */
 export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string, to: OrderStatus, reason?: string | null): Promise<{ id: string }> {
-  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true } });
+  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true, version: true } });
   if (!order) throw notFound("order", orderId);
   checkTransition(order.type, order.status, to);
   const now = new Date();
+  const version = order.version + 1;
   const { count } = await tx.order.updateMany({
-    where: { id: orderId, status: order.status },
-    data: { status: to, updatedAt: now, ...(to === "CANCELLED" ? { cancellationReason: reason } : {}) },
+    where: { id: orderId, version: order.version },
+    data: { status: to, version, updatedAt: now, ...(to === "CANCELLED" ? { cancellationReason: reason } : {}) },
   });
   if (count === 0) {
     throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
   }
   await tx.orderStatusHistory.create({ data: { orderId, status: to, reason: reason ?? null, at: now } });
-  for (const event of statusEvents(orderId, to, reason ?? "")) {
+  for (const event of statusEvents(orderId, to, reason ?? "", version)) {
     await emitEvent(tx, storeId, event.type, event.data);
   }
   return order;

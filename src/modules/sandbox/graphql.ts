@@ -4,7 +4,10 @@ import { LONGEST_COMMAND_MS, runCommand } from "../../platform/schema/commands.j
 import { Order } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
 import { generateSandboxOrder, SCENARIOS } from "./scenarios.js";
-import { sandboxOrderInput } from "./schemas.js";
+import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
+import { StoreEvent } from "../events/graphql.js";
+import { type FiredEvent, fireSandboxEvent, isSandboxEventType } from "./fire.js";
+import type { CatalogUpdated } from "../catalog/events.js";
 import { jsonArgs } from "../../platform/validate.js";
 
 /** Sandbox tooling: any valid SANDBOX token, no scope needed. */
@@ -25,7 +28,38 @@ const SeedResultRef = builder.objectRef<SeedResult>("SandboxSeedResult").impleme
   }),
 });
 
+const CatalogChangeRef = builder.objectRef<CatalogUpdated>("SandboxCatalogChange").implement({
+  description: "A catalog change recorded for aggregation: its catalog.updated follows when the window closes.",
+  fields: (t) => ({
+    action: t.exposeString("action"),
+    itemId: t.exposeString("itemId"),
+    itemType: t.exposeString("itemType"),
+  }),
+});
+
+const FiredEventRef = builder.objectRef<FiredEvent>("SandboxFiredEvent").implement({
+  description: "The event fired, or for catalog.updated (aggregated over a window) the change that will produce it.",
+  fields: (t) => ({
+    event: t.field({ type: StoreEvent, nullable: true, resolve: (f) => f.event }),
+    catalogChange: t.field({ type: CatalogChangeRef, nullable: true, resolve: (f) => f.catalogChange }),
+  }),
+});
+
 builder.mutationFields((t) => ({
+  sandboxFireEvent: t.field({
+    type: FiredEventRef,
+    description: "Fires an event of any subscribable type on the sandbox store through the real code path, so webhooks fire.",
+    authScopes: { sandbox: true },
+    args: { type: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => {
+      const { storeId } = tenantOf(ctx);
+      sandboxEventInput.check({ type: args.type });
+      // The check above admits only event types; this narrows the string for tsc.
+      if (!isSandboxEventType(args.type)) throw new Error(`unchecked event type ${args.type}`);
+      const type = args.type;
+      return runCommand(ctx, (tx) => fireSandboxEvent(tx, storeId, type, ctx.services.config.CATALOG_EVENT_WINDOW_MS), { timeout: LONGEST_COMMAND_MS });
+    },
+  }),
   sandboxSeed: t.field({
     type: SeedResultRef,
     description: "Fills the token's sandbox store with a fixed fake catalog and customers; repeating it duplicates nothing.",

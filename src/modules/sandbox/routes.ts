@@ -1,8 +1,9 @@
 import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { locationHeader } from "../../platform/schemas.js";
-import { sandboxOrderInput } from "./schemas.js";
+import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
 import { OrderDetailFragment } from "../orders/routes.js";
+import { StoreEventFragment } from "../events/routes.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
 
 const SeedResultFragment = graphql(`fragment SeedResult on SandboxSeedResult { storeId categories products customers }`);
@@ -55,5 +56,37 @@ export const sandboxRoutes = [
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,
     response: { description: "The generated order", headers: locationHeader("/public/v1/orders/{id}") },
+  }),
+  defineRoute({
+    operationId: "fireSandboxEvent",
+    method: "POST",
+    path: "/public/v1/sandbox/events",
+    tag: "Sandbox",
+    summary: "Fire an event of any type (extension to the contract)",
+    description:
+      "Makes the change that emits `type` through the real code path on the sandbox store, so registered webhooks and the feed " +
+      "see it: store.updated changes the store's phone; customer.created creates a customer, customer.updated changes one; " +
+      "order.* creates a DELIVERY order and moves it through the statuses needed, emitting the intermediate events too; " +
+      "catalog.updated pauses or resumes a product. Answers 201 with the event, except catalog.updated, which is aggregated " +
+      "over a window (CATALOG_EVENT_WINDOW_MS): 202 with the change `{ action, itemId, itemType }` that will produce it.",
+    scope: null,
+    sandboxOnly: true,
+    body: sandboxEventInput,
+    document: graphql(
+      `mutation fireSandboxEvent($type: String!) {
+        sandboxFireEvent(type: $type) { event { ...StoreEvent } catalogChange { action itemId itemType } } }`,
+      [StoreEventFragment],
+    ),
+    variables: ({ body }, read) => ({ type: read.required(read.string(read.field(body, "type")), "type") }),
+    respond: (data) => {
+      const { event, catalogChange } = data.sandboxFireEvent;
+      return event ? { status: 201, body: event } : { status: 202, body: catalogChange };
+    },
+    status: 201,
+    // The selection's event is nullable (catalog.updated has none); a 201 always carries one.
+    response: {
+      description: "The event fired (202 and the pending change for catalog.updated)",
+      body: (at) => ({ allOf: [at("sandboxFireEvent", "event")], type: "object" }),
+    },
   }),
 ];

@@ -1,6 +1,7 @@
 import type { JsonSchema } from "../../platform/route.js";
 import { defineBody } from "../../platform/validate.js";
 import { SCENARIOS } from "./scenarios.js";
+import { SANDBOX_EVENT_TYPES } from "./fire.js";
 
 export const SandboxOrderSchema: JsonSchema = {
   type: "object",
@@ -18,3 +19,10 @@ export const SandboxOrderSchema: JsonSchema = {
 
 /** createSandboxOrder's input: the REST route row and the GraphQL resolver check with it. */
 export const sandboxOrderInput = defineBody(SandboxOrderSchema);
+
+/** fireSandboxEvent's input: any subscribable event type. */
+export const sandboxEventInput = defineBody({
+  type: "object",
+  required: ["type"],
+  properties: { type: { type: "string", enum: [...SANDBOX_EVENT_TYPES], description: "The event type to fire" } },
+});

@@ -52,6 +52,8 @@ export interface Claimed {
   previousSecretCiphertext: string | null;
   data: unknown;
   eventCreatedAt: Date;
+  /** As float8, which pg reads as a number (a bigint arrives as text); sequences stay far below 2^53. */
+  eventSequence: number;
   tenantId: string;
   environment: WebhookEnvironment;
   /** All scheduled attempts ran and none ever succeeded: the delivery is a dead letter whatever its status says. */
@@ -131,7 +133,7 @@ async function send(services: Services, deliveryId: string, c: Claimed): Promise
   const { box, config } = services;
   const secrets = [box.decrypt(c.secretCiphertext)];
   if (c.previousSecretCiphertext) secrets.push(box.decrypt(c.previousSecretCiphertext));
-  const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, data: c.data }, c.tenantId);
+  const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId);
   const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets });
   // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
   const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });

@@ -117,10 +117,17 @@ const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     payload: t.field({
       type: "JSON",
-      description: "Extension to the contract: the envelope sent (the same on every attempt), as a JSON object.",
+      nullable: true,
+      description: "Extension to the contract: the envelope sent (the same on every attempt), as a JSON object; null once the event is past its retention.",
       extensions: { jsonSchema: { type: "object" } },
-      select: { event: { select: { id: true, type: true, createdAt: true, data: true } }, store: { select: { code: true } } },
-      resolve: (d) => JSON.parse(envelopeBody(d.event, d.store.code)),
+      select: { eventId: true, store: { select: { code: true } } },
+      resolve: async (d, _args, ctx) => {
+        const event = await ctx.db.event.findUnique({
+          where: { id: d.eventId },
+          select: { id: true, type: true, createdAt: true, data: true, sequence: true },
+        });
+        return event ? JSON.parse(envelopeBody({ ...event, sequence: Number(event.sequence) }, d.store.code)) : null;
+      },
     }),
     endpoint: t.relation("endpoint"),
     attemptLog: t.relation("attemptLog", {

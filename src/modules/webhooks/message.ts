@@ -8,6 +8,8 @@ export interface Envelope {
   eventType: string;
   timestamp: string;
   tenantId: string;
+  /** The event's place in the store's sequence: receivers drop an event older than one they already applied. */
+  sequence: number;
   data: unknown;
 }
 
@@ -15,8 +17,15 @@ export interface Envelope {
  * The raw body: built from the stored event only, so every attempt and replay of one event sends the
  * same bytes and the same `eventId` (receivers deduplicate on it).
  */
-export function envelopeBody(event: { id: string; type: string; createdAt: Date; data: unknown }, tenantId: string): string {
-  const envelope: Envelope = { eventId: event.id, eventType: event.type, timestamp: event.createdAt.toISOString(), tenantId, data: event.data };
+export function envelopeBody(event: { id: string; type: string; createdAt: Date; sequence: number; data: unknown }, tenantId: string): string {
+  const envelope: Envelope = {
+    eventId: event.id,
+    eventType: event.type,
+    timestamp: event.createdAt.toISOString(),
+    tenantId,
+    sequence: event.sequence,
+    data: event.data,
+  };
   return JSON.stringify(envelope);
 }
 

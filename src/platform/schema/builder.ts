@@ -90,6 +90,7 @@ builder.scalarType("JSON", { extensions: { jsonSchema: {} }, serialize: (v) => v
 
 builder.scalarType("SafeInt", {
   description: "An integer from 0 to 2^53 − 1, as a JSON number (GraphQL's Int stops at 2^31 − 1)",
+  extensions: { jsonSchema: { type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER } },
   serialize: (value) => Number(value),
   parseValue: (value) => {
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw new GraphQLError("SafeInt must be an integer from 0 to 2^53 − 1");

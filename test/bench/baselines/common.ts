@@ -70,6 +70,7 @@ export function orderBody(o: FullOrder): Record<string, unknown> {
       value: money(p.valueCents),
       changeFor: p.changeForCents === null ? null : money(p.changeForCents),
     })),
+    version: o.version,
     createdAt: o.createdAt.toISOString(),
     updatedAt: o.updatedAt.toISOString(),
   };

@@ -12,7 +12,7 @@ import { serveBaseline, type FullOrder, type OrderSource } from "./common.js";
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 10) });
 
 const ORDER_COLUMNS = `"id", "storeId", "orderNumber", "type"::text, "status"::text, "customerId", "subtotalCents", "deliveryFeeCents",
-  "discountCents", "totalCents", "couponCode", "deliveryAddress", "scheduledFor", "notes", "cancellationReason", "createdAt", "updatedAt"`;
+  "discountCents", "totalCents", "couponCode", "deliveryAddress", "scheduledFor", "notes", "cancellationReason", "version", "createdAt", "updatedAt"`;
 
 const LIST = `SELECT ${ORDER_COLUMNS} FROM "Order" WHERE "storeId" = $1 ORDER BY "createdAt" DESC, "id" DESC LIMIT $2 OFFSET 0`;
 const DETAIL = `SELECT ${ORDER_COLUMNS} FROM "Order" WHERE ("id" = $1 AND "storeId" = $2) LIMIT 1 OFFSET 0`;

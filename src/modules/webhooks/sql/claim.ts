@@ -31,7 +31,7 @@ where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."
 returning d."eventId", d."endpointId", d."storeId", d."applicationId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
   e.status as "endpointStatus", e."failingSince",
   case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
-  ev.data, ev."createdAt" as "eventCreatedAt", s.code as "tenantId", s.environment,
+  ev.data, ev."createdAt" as "eventCreatedAt", ev.sequence::float8 as "eventSequence", s.code as "tenantId", s.environment,
   case when $2::timestamptz is null then (
     select count(*) filter (where a.trigger = 'SCHEDULED') >= $4::int and not coalesce(bool_or(a.succeeded), false)
     from "WebhookAttempt" a where a."deliveryId" = d.id

@@ -17,7 +17,7 @@ import { grantActiveSql } from "../../../platform/auth/grant-rule.js";
  */
 const INSERT_DELIVERIES = `
   event as (
-    select ev.id, ev."storeId", ev.type, ev.data, ev."createdAt", ($2::jsonb ->> ev.type) as scope, s.code as "tenantId", s.environment,
+    select ev.id, ev."storeId", ev.type, ev.data, ev."createdAt", ev.sequence, ($2::jsonb ->> ev.type) as scope, s.code as "tenantId", s.environment,
       o."applicationId" as "aboutApplicationId", o.id as "aboutEndpointId", ev.type = any($4::text[]) as operational
     from "Event" ev join "Store" s on s.id = ev."storeId"
     left join "WebhookEndpoint" o on ev.type = any($4::text[]) and o.id = (ev.data ->> 'endpointId')::uuid
@@ -61,7 +61,7 @@ export const WEBHOOK_FAN_OUT_AND_CLAIM = {
      select c.id as "deliveryId", c."eventId", c."endpointId", e."storeId", e."applicationId", ev.type as "eventType", c."nextAttemptAt", c."lastAttemptAt" as "startedAt",
        e.url, e."secretCiphertext", e.status as "endpointStatus", e."failingSince",
        case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
-       ev.data, ev."createdAt" as "eventCreatedAt", ev."tenantId", ev.environment, false as "chainExhausted"
+       ev.data, ev."createdAt" as "eventCreatedAt", ev.sequence::float8 as "eventSequence", ev."tenantId", ev.environment, false as "chainExhausted"
      from inserted c
      join "WebhookEndpoint" e on e.id = c."endpointId"
      join event ev on ev.id = c."eventId"`,

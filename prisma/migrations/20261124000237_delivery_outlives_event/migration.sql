@@ -1,0 +1,3 @@
+-- DropForeignKey
+ALTER TABLE "WebhookDelivery" DROP CONSTRAINT "WebhookDelivery_eventId_fkey";
+

@@ -1,0 +1,79 @@
+import { defineRoute } from "../../platform/route.js";
+import { graphql } from "../../platform/schema/typed.js";
+import { PaginationFragment } from "../../platform/schema/fields.js";
+import { eventIdPath, listEventsInput } from "./schemas.js";
+
+const SEQUENCE_TEXT = { type: "string", pattern: "^\\d+$", description: "The sequence of the last event read, or `after` when the page is empty" };
+
+export const StoreEventFragment = graphql(`fragment StoreEvent on StoreEvent { eventId eventType timestamp tenantId sequence data }`);
+
+/**
+ * The event feed: the envelopes webhooks carry, read back in the store's sequence order. No scope of its own
+ * (`scope: null`, and not sandbox-only): each event type needs its read scope, and the operation leaves out the
+ * types the token lacks.
+ */
+export const eventRoutes = [
+  defineRoute({
+    operationId: "listEvents",
+    method: "GET",
+    path: "/public/v1/events",
+    tag: "Events",
+    summary: "Read the event feed (extension to the contract)",
+    description:
+      "The store's events, oldest first, as webhooks deliver them (same eventId), each with its `sequence`: per store, strictly " +
+      "increasing in commit order. Pass `pagination.nextCursor` back as `after` to read on; it is never null (on the last page it " +
+      "is the last sequence read, so polling with it returns only newer events). Each event type needs its read scope " +
+      "(orders:read for order.*, …); types the token lacks are left out. Events are kept EVENT_RETENTION_DAYS days.",
+    scope: null,
+    query: listEventsInput,
+    document: graphql(
+      `query listEvents($after: String, $types: [String!], $limit: Int) {
+        events(after: $after, types: $types, limit: $limit) {
+          data { ...StoreEvent }
+          pagination { ...Pagination }
+        }
+      }`,
+      [StoreEventFragment, PaginationFragment],
+    ),
+    variables: ({ query }, read) => {
+      const types = read.string(query.types);
+      // The fuzz tests' pass-through readers hand over raw values; anything but text goes to GraphQL to refuse.
+      return { after: read.string(query.after), types: typeof types === "string" ? types.split(",") : (types ?? null), limit: read.number(query.limit) };
+    },
+    respond: (data) => ({ body: data.events }),
+    status: 200,
+    response: {
+      description: "A page of events",
+      // The shared Pagination allows a null cursor (the other lists end with one); the feed's never is.
+      body: (at) => ({
+        type: "object",
+        required: ["data", "pagination"],
+        properties: {
+          data: at("events", "data"),
+          pagination: {
+            allOf: [at("events", "pagination")],
+            type: "object",
+            required: ["cursor", "nextCursor"],
+            properties: { cursor: SEQUENCE_TEXT, nextCursor: SEQUENCE_TEXT },
+          },
+        },
+      }),
+    },
+  }),
+  defineRoute({
+    operationId: "getEventById",
+    method: "GET",
+    path: "/public/v1/events/{eventId}",
+    tag: "Events",
+    summary: "Get one event (extension to the contract)",
+    description: "The envelope as webhooks deliver it, with its sequence. Another store's event, or one of a type the token's scopes do not cover, is 404.",
+    scope: null,
+    pathParams: eventIdPath,
+    document: graphql(`query getEventById($id: ID!) { event(id: $id) { ...StoreEvent } }`, [StoreEventFragment]),
+    variables: ({ path }) => ({ id: path.eventId }),
+    respond: (data) => ({ body: data.event }),
+    status: 200,
+    response: { description: "The event" },
+    errors: [404],
+  }),
+];
