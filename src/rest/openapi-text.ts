@@ -111,7 +111,9 @@ both forms (both order field families, both cursor names); where it left a point
   fake catalog and customers (calling it again duplicates nothing). \`POST /public/v1/sandbox/orders\`
   with \`{ "scenario" }\` (\`delivery\`, \`pickup\`, \`scheduled\`, \`cash\`, \`online_payment\`,
   \`with_discount\`, \`cancelled\`) creates an order through the real order code path, so registered
-  webhooks fire. Sandbox routes need no scope beyond a valid SANDBOX token (\`x-sandbox-only\`).
+  webhooks fire; \`overrides\` (extension to the contract) replaces the scenario's items, customer, notes,
+  scheduledFor, delivery fee or discount. Sandbox routes need no scope beyond a valid SANDBOX token
+  (\`x-sandbox-only\`).
 `.trim();
 
 export const TAG_DESCRIPTIONS: Record<string, string> = {

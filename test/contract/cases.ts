@@ -567,6 +567,27 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     ...["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"].map(
       (scenario): ContractCase => ({ name: `the ${scenario} scenario`, run: () => ({ body: { scenario } }) }),
     ),
+    {
+      name: "overrides replace the scenario's items, customer, fee, discount, notes and time",
+      run: async (ctx) => {
+        const { id } = (await createCatalog(ctx.app.services.db, ctx.tenant.storeId)).products[0];
+        const customer = { name: "Olga Override", phone: "+55 11 95555-0000", email: null };
+        const overrides = {
+          items: [{ productId: id, quantity: 2 }],
+          customer,
+          deliveryFee: 7.25,
+          discount: 1.5,
+          notes: null,
+          scheduledFor: "2031-05-04T18:30:00Z",
+        };
+        return { body: { scenario: "scheduled", overrides } };
+      },
+    },
+    {
+      name: "an unknown product in overrides.items is 422",
+      status: 422,
+      run: () => ({ body: { scenario: "pickup", overrides: { items: [{ productId: randomUUID(), quantity: 1 }] } } }),
+    },
     { name: "a PRODUCTION token is 403", status: 403, run: async (ctx) => ({ token: await productionToken(ctx), body: { scenario: "delivery" } }) },
     {
       name: "an Idempotency-Key reused with another scenario is 409 IDEMPOTENCY_CONFLICT",

@@ -238,6 +238,23 @@ const cases: Case[] = [
     () => ({ url: `https://93.184.216.34/${"x".repeat(2048)}`, events: ["order.created"] }),
     [{ field: "url", code: "TOO_LONG" }],
   ),
+  {
+    name: "createSandboxOrder: bad overrides",
+    rest: () => ({
+      method: "POST",
+      path: "/public/v1/sandbox/orders",
+      body: { scenario: "pickup", overrides: { items: [], deliveryFee: -0.5, discount: 0.001 } },
+    }),
+    graphql: () => ({
+      query: "mutation($o: SandboxOrderOverrides) { sandboxCreateOrder(scenario: PICKUP, overrides: $o) { id } }",
+      variables: { o: { items: [], deliveryFee: -0.5, discount: 0.001 } },
+    }),
+    errors: [
+      { field: "overrides.items", code: "TOO_FEW" },
+      { field: "overrides.deliveryFee", code: "OUT_OF_RANGE" },
+      { field: "overrides.discount", code: "INVALID_VALUE" },
+    ],
+  },
   listCase("orders: limit 0", "/public/v1/orders", "orders", { limit: 0 }, [{ field: "limit", code: "OUT_OF_RANGE" }]),
   listCase("orders: limit 101", "/public/v1/orders", "orders", { limit: 101 }, [{ field: "limit", code: "OUT_OF_RANGE" }]),
   listCase("orders: a cursor it never returned", "/public/v1/orders", "orders", { cursor: "abc" }, [{ field: "cursor", code: "INVALID_CURSOR" }]),

@@ -205,7 +205,7 @@ const OrderItemAdditionalInput = builder.inputType("OrderItemAdditionalInput", {
   }),
 });
 
-const OrderItemInput = builder.inputType("OrderItemInput", {
+export const OrderItemInput = builder.inputType("OrderItemInput", {
   fields: (t) => ({
     productId: t.id({ required: true }),
     quantity: t.int({ required: true }),

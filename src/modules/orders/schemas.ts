@@ -7,55 +7,54 @@ import { CustomerInputSchema } from "../customers/schemas.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 import { PAYMENT_METHODS } from "./service.js";
 
-export const CreateOrderSchema: JsonSchema = {
-  type: "object",
-  required: ["type", "items"],
-  properties: {
-    type: { type: "string", enum: [...ORDER_TYPES] },
-    customerId: { ...uuid, description: "An existing customer; or send `customer` to create one" },
-    customer: { ...CustomerInputSchema, description: "Creates a customer (emits customer.created)" },
+/** POST /orders' body fields, by name: the sandbox's order overrides take some of them as they are. */
+export const CREATE_ORDER_PROPERTIES = {
+  type: { type: "string", enum: [...ORDER_TYPES] },
+  customerId: { ...uuid, description: "An existing customer; or send `customer` to create one" },
+  customer: { ...CustomerInputSchema, description: "Creates a customer (emits customer.created)" },
+  items: {
+    type: "array",
+    minItems: 1,
+    maxItems: 100,
     items: {
-      type: "array",
-      minItems: 1,
-      maxItems: 100,
-      items: {
-        type: "object",
-        required: ["productId", "quantity"],
-        properties: {
-          productId: uuid,
-          quantity: { type: "integer", minimum: 1, maximum: 999 },
-          notes: nullable({ type: "string", maxLength: 500 }),
-          additionals: {
-            type: "array",
-            maxItems: 50,
-            items: {
-              type: "object",
-              required: ["name", "quantity"],
-              properties: { name: shortText(200), quantity: { type: "integer", minimum: 1, maximum: 99 } },
-            },
+      type: "object",
+      required: ["productId", "quantity"],
+      properties: {
+        productId: uuid,
+        quantity: { type: "integer", minimum: 1, maximum: 999 },
+        notes: nullable({ type: "string", maxLength: 500 }),
+        additionals: {
+          type: "array",
+          maxItems: 50,
+          items: {
+            type: "object",
+            required: ["name", "quantity"],
+            properties: { name: shortText(200), quantity: { type: "integer", minimum: 1, maximum: 99 } },
           },
         },
       },
     },
-    deliveryAddress: { ...AddressInputSchema, description: "Required for DELIVERY; not allowed for PICKUP" },
-    payments: {
-      type: "array",
-      maxItems: 10,
-      description: "When given, the values must add up to the order total (prices come from the catalog)",
-      items: {
-        type: "object",
-        required: ["method", "value"],
-        properties: {
-          method: { type: "string", enum: [...PAYMENT_METHODS] },
-          value: amount,
-          changeFor: { ...nullable(amount), description: "CASH only: what the customer pays with" },
-        },
+  },
+  deliveryAddress: { ...AddressInputSchema, description: "Required for DELIVERY; not allowed for PICKUP" },
+  payments: {
+    type: "array",
+    maxItems: 10,
+    description: "When given, the values must add up to the order total (prices come from the catalog)",
+    items: {
+      type: "object",
+      required: ["method", "value"],
+      properties: {
+        method: { type: "string", enum: [...PAYMENT_METHODS] },
+        value: amount,
+        changeFor: { ...nullable(amount), description: "CASH only: what the customer pays with" },
       },
     },
-    scheduledFor: { ...dateTime, description: `Requested delivery or pickup time, in years ${MIN_YEAR} to ${MAX_YEAR}` },
-    notes: nullable({ type: "string", maxLength: 500 }),
   },
-};
+  scheduledFor: { ...dateTime, description: `Requested delivery or pickup time, in years ${MIN_YEAR} to ${MAX_YEAR}` },
+  notes: nullable({ type: "string", maxLength: 500 }),
+} satisfies Record<string, JsonSchema>;
+
+export const CreateOrderSchema: JsonSchema = { type: "object", required: ["type", "items"], properties: CREATE_ORDER_PROPERTIES };
 
 export const StatusChangeSchema: JsonSchema = {
   type: "object",

@@ -25,8 +25,14 @@ export interface NewOrder {
   payments?: PaymentInput[] | null;
   scheduledFor?: Date | null;
   notes?: string | null;
-  /** Coupon discount; only the sandbox's with_discount scenario sets it. */
+  /** Coupon discount, capped at the subtotal; only the sandbox's with_discount scenario sets it. */
   coupon?: { code: string; discountCents: number } | null;
+  /**
+   * The sandbox's overrides; the REST and GraphQL createOrder inputs never carry them. A fee in place of the
+   * store's (on any order type), and a discount in place of the coupon's, not capped: a total below zero is 422.
+   */
+  deliveryFeeCents?: number | null;
+  discountCents?: number | null;
 }
 
 export const PAYMENT_METHODS = ["CASH", "CREDIT_CARD", "DEBIT_CARD", "PIX", "ONLINE", "VOUCHER"] as const;
@@ -113,7 +119,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   if (customerId && !(await tx.customer.findFirst({ where: { id: customerId, storeId }, select: { id: true } }))) {
     violations.push({ field: "customerId", code: "UNKNOWN_CUSTOMER", message: `no customer ${customerId} in this store` });
   }
-  const feeCents = input.type === "DELIVERY" ? deliveryFeeCents(seq.publicSettings) : 0;
+  const feeCents = input.deliveryFeeCents ?? (input.type === "DELIVERY" ? deliveryFeeCents(seq.publicSettings) : 0);
   // Every amount is stored as int4 cents. The fee plus the items so far bounds each line, the subtotal and the
   // total (the discount only lowers it), so the item whose quantity first crosses the limit is the one named.
   let runningCents = feeCents;
@@ -130,8 +136,16 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     }
   }
   const subtotalCents = items.reduce((s, i) => s + (i?.totalCents ?? 0), 0);
-  const discountCents = Math.min(input.coupon?.discountCents ?? 0, subtotalCents);
+  const discountCents = input.discountCents ?? Math.min(input.coupon?.discountCents ?? 0, subtotalCents);
   const totalCents = subtotalCents + feeCents - discountCents;
+  // Only once every line is priced: a refused item would make the subtotal look too small.
+  if (violations.length === 0 && totalCents < 0) {
+    violations.push({
+      field: "discount",
+      code: "DISCOUNT_TOO_LARGE",
+      message: `the discount of ${discountCents / 100} exceeds the subtotal plus delivery fee, ${(subtotalCents + feeCents) / 100}`,
+    });
+  }
   const payments = (input.payments ?? []).map((p, i) => {
     if (p.changeFor != null && (p.method !== "CASH" || toCents(p.changeFor) < toCents(p.value))) {
       violations.push({ field: `payments[${i}].changeFor`, code: "INVALID_CHANGE", message: "changeFor is for CASH payments and must be at least the value" });

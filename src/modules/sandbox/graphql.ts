@@ -1,9 +1,9 @@
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { LONGEST_COMMAND_MS, runCommand } from "../../platform/schema/commands.js";
-import { Order } from "../orders/graphql.js";
+import { NewCustomerInput, Order, OrderItemInput } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
-import { generateSandboxOrder, SCENARIOS } from "./scenarios.js";
+import { generateSandboxOrder, type SandboxOverrides, SCENARIOS } from "./scenarios.js";
 import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
 import { StoreEvent } from "../events/graphql.js";
 import { type FiredEvent, fireSandboxEvent, isSandboxEventType } from "./fire.js";
@@ -17,6 +17,18 @@ export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
     Uppercase<(typeof SCENARIOS)[number]>,
     { value: (typeof SCENARIOS)[number] }
   >,
+});
+
+const SandboxOrderOverrides = builder.inputType("SandboxOrderOverrides", {
+  description: "Values that replace the scenario's, checked as createOrder checks them. Extension to the contract.",
+  fields: (t) => ({
+    items: t.field({ type: [OrderItemInput], description: "Prices still come from the catalog" }),
+    customer: t.field({ type: NewCustomerInput, description: "Creates a customer (customer.created)" }),
+    deliveryFee: t.float({ description: "Replaces the store's delivery fee, on a PICKUP order too" }),
+    discount: t.float({ description: "Replaces the scenario's discount; a total below zero is refused" }),
+    notes: t.string(),
+    scheduledFor: t.field({ type: "DateTime" }),
+  }),
 });
 
 const SeedResultRef = builder.objectRef<SeedResult>("SandboxSeedResult").implement({
@@ -70,14 +82,19 @@ builder.mutationFields((t) => ({
     type: Order,
     description: "Generates an order of a scenario through the real order path, so webhooks fire.",
     authScopes: { sandbox: true },
-    args: { scenario: t.arg({ type: SandboxScenarioEnum, required: true }) },
+    args: { scenario: t.arg({ type: SandboxScenarioEnum, required: true }), overrides: t.arg({ type: SandboxOrderOverrides }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      sandboxOrderInput.check(jsonArgs({ scenario: args.scenario }));
+      sandboxOrderInput.check(jsonArgs({ scenario: args.scenario, overrides: args.overrides }));
+      const given = args.overrides ?? {};
+      const overrides: SandboxOverrides = {
+        ...given,
+        items: given.items?.map((i) => ({ ...i, productId: String(i.productId) })),
+      };
       return runCommand(
         ctx,
         async (tx) => {
-          const { id } = await generateSandboxOrder(tx, storeId, args.scenario);
+          const { id } = await generateSandboxOrder(tx, storeId, args.scenario, overrides);
           return tx.order.findUniqueOrThrow({ ...query, where: { id } });
         },
         { timeout: LONGEST_COMMAND_MS },

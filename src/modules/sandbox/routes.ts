@@ -45,17 +45,25 @@ export const sandboxRoutes = [
     summary: "Generate an order in one of seven scenarios",
     description:
       "Runs the real order code path, so registered webhooks fire: order.created always, customer.created for a first-time customer, " +
-      "order.cancelled for `cancelled`. A store with no catalog is seeded first. The order is PENDING except for `cancelled`.",
+      "order.cancelled for `cancelled`. A store with no catalog is seeded first. The order is PENDING except for `cancelled`. " +
+      "`overrides` (extension to the contract) replaces the scenario's items, customer, notes, scheduledFor, delivery fee or " +
+      "discount, checked as on POST /orders: an unknown product, or a discount above subtotal plus fee, is 422.",
     scope: null,
     sandboxOnly: true,
     body: sandboxOrderInput,
-    document: graphql(`mutation createSandboxOrder($scenario: SandboxScenario!) { sandboxCreateOrder(scenario: $scenario) { ...OrderDetail } }`, [
-      OrderDetailFragment,
-    ]),
-    variables: ({ body }, read) => ({ scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")] }),
+    document: graphql(
+      `mutation createSandboxOrder($scenario: SandboxScenario!, $overrides: SandboxOrderOverrides) {
+        sandboxCreateOrder(scenario: $scenario, overrides: $overrides) { ...OrderDetail } }`,
+      [OrderDetailFragment],
+    ),
+    variables: ({ body }, read) => ({
+      scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")],
+      overrides: read.field(body, "overrides"),
+    }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,
     response: { description: "The generated order", headers: locationHeader("/public/v1/orders/{id}") },
+    errors: [422],
   }),
   defineRoute({
     operationId: "fireSandboxEvent",

@@ -1,5 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Tx } from "../../platform/db/prisma.js";
+import { ApiError } from "../../platform/errors.js";
+import type { CustomerFields } from "../customers/service.js";
 import { changeOrderStatus, createOrder, type NewOrder } from "../orders/service.js";
 import { seedSandboxStore } from "./seed.js";
 
@@ -17,11 +19,44 @@ const ADDRESS = {
 };
 const FIRST_NAMES = ["Diego", "Elisa", "Fábio", "Gabriela", "Heitor", "Isabela", "João", "Larissa"];
 
+/** Values that replace a scenario's (validated by sandboxOrderInput); amounts in currency units. */
+export interface SandboxOverrides {
+  items?: NewOrder["items"] | null;
+  customer?: CustomerFields | null;
+  deliveryFee?: number | null;
+  discount?: number | null;
+  notes?: string | null;
+  scheduledFor?: Date | null;
+}
+
+const toCents = (value: number) => Math.round(value * 100);
+
+/** The scenario's order with the overrides given applied; an explicit null `notes` clears the scenario's. */
+function withOverrides(order: NewOrder, o: SandboxOverrides): NewOrder {
+  return {
+    ...order,
+    ...(o.items ? { items: o.items } : {}),
+    ...(o.customer ? { customerId: null, customer: o.customer } : {}),
+    ...(o.notes !== undefined ? { notes: o.notes } : {}),
+    ...(o.scheduledFor ? { scheduledFor: o.scheduledFor } : {}),
+    ...(o.deliveryFee != null ? { deliveryFeeCents: toCents(o.deliveryFee) } : {}),
+    ...(o.discount != null ? { discountCents: toCents(o.discount) } : {}),
+  };
+}
+
+/** createOrder names fields as POST /orders does; a refusal of an overridden value names it under `overrides`. */
+function underOverrides(error: unknown, o: SandboxOverrides): unknown {
+  if (!(error instanceof ApiError) || !error.violations) return error;
+  const given = new Set(Object.entries(o).flatMap(([k, v]) => (v === undefined ? [] : [k])));
+  const violations = error.violations.map((v) => (given.has(v.field.split(/[.[]/)[0]) ? { ...v, field: `overrides.${v.field}` } : v));
+  return new ApiError(error.code, error.detail, violations, error.headers);
+}
+
 /**
  * Generates one order of a sandbox scenario through the real order code path, so the registered
  * webhooks fire. A store with no catalog is seeded first.
  */
-export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario): Promise<{ id: string }> {
+export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario, overrides: SandboxOverrides = {}): Promise<{ id: string }> {
   if ((await tx.product.count({ where: { storeId, isActive: true } })) === 0) await seedSandboxStore(tx, storeId);
   const products = await tx.product.findMany({
     where: { storeId, isActive: true },
@@ -37,7 +72,7 @@ export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Sc
     ...(products[1] ? [{ productId: products[1].id, quantity: 2 }] : []),
   ];
   const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: ADDRESS, ...(regular ? { customerId: regular.id } : { customer: firstTimer }) };
-  const input: NewOrder = {
+  const scenarioOrder: NewOrder = {
     delivery: { ...base, customerId: null, customer: firstTimer },
     pickup: { ...base, type: "PICKUP" as const, deliveryAddress: null },
     scheduled: { ...base, scheduledFor: new Date(Date.now() + 2 * 3600_000), notes: "Deliver after 7 pm" },
@@ -47,7 +82,9 @@ export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Sc
     cancelled: base,
   }[scenario];
 
-  const order = await createOrder(tx, storeId, input);
+  const order = await createOrder(tx, storeId, withOverrides(scenarioOrder, overrides)).catch((e: unknown) => {
+    throw underOverrides(e, overrides);
+  });
   const total = (await tx.order.findUniqueOrThrow({ where: { id: order.id }, select: { totalCents: true } })).totalCents;
   const payment = {
     delivery: { method: "CREDIT_CARD", status: "APPROVED" },

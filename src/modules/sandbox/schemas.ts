@@ -1,7 +1,11 @@
 import type { JsonSchema } from "../../platform/route.js";
+import { amount } from "../../platform/schemas.js";
 import { defineBody } from "../../platform/validate.js";
+import { CREATE_ORDER_PROPERTIES } from "../orders/schemas.js";
 import { SCENARIOS } from "./scenarios.js";
 import { SANDBOX_EVENT_TYPES } from "./fire.js";
+
+const { items, customer, notes, scheduledFor } = CREATE_ORDER_PROPERTIES;
 
 export const SandboxOrderSchema: JsonSchema = {
   type: "object",
@@ -13,6 +17,21 @@ export const SandboxOrderSchema: JsonSchema = {
       description:
         "delivery: fee and full address; pickup: counter pickup; scheduled: future delivery; cash: pay on delivery with change; " +
         "online_payment: approved digital payment; with_discount: coupon applied; cancelled: cancelled by the restaurant",
+    },
+    overrides: {
+      type: "object",
+      description:
+        "Extension to the contract. Values that replace the scenario's, checked as on POST /orders: `items` (prices still come " +
+        "from the catalog; an unknown product is 422), `customer` (created, emitting customer.created), `notes`, `scheduledFor`, " +
+        "and the order's `deliveryFee` and `discount`. The total is subtotal + deliveryFee − discount; one below zero is 422.",
+      properties: {
+        items,
+        customer,
+        deliveryFee: { ...amount, description: "Replaces the store's delivery fee, on a PICKUP order too" },
+        discount: { ...amount, description: "Replaces the scenario's discount (with_discount keeps its coupon code)" },
+        notes,
+        scheduledFor,
+      },
     },
   },
 };
