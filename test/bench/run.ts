@@ -13,6 +13,8 @@ import { startReceiver } from "./lib/receiver.js";
 import type { BenchContext, ModuleResult, Settings } from "./context.js";
 import { benchReads } from "./reads.js";
 import { benchDeepPage } from "./deep-page.js";
+import { benchEventFeed } from "./event-feed.js";
+import { benchSequenceWrite } from "./sequence-write.js";
 import { benchDeliveryLatency, queueLatency } from "./delivery-latency.js";
 import { benchDeliveryThroughput, queueThroughput } from "./delivery-throughput.js";
 import { profileApi } from "./profile.js";
@@ -24,7 +26,7 @@ import { profileApi } from "./profile.js";
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,latency,throughput
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,latency,throughput
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600),
@@ -32,7 +34,7 @@ import { profileApi } from "./profile.js";
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "latency", "throughput"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "latency", "throughput"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -69,6 +71,7 @@ const throughputSeconds = quick ? 10 : 60;
 const throughputBaselineSeconds = quick ? 5 : 10;
 const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 1600);
 const profileSeconds = quick ? 3 : 8;
+const sequenceSeconds = quick ? 2 : 5;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -155,6 +158,8 @@ async function main(): Promise<void> {
   if (wants("reads")) results.push(await timed("reads", () => benchReads(ctx)));
   if (wants("deep")) results.push(await timed("deep page", () => benchDeepPage(ctx)));
   if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
+  if (wants("feed")) results.push(await timed("event feed", () => benchEventFeed(ctx)));
+  if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
   if (wants("latency") || wants("throughput")) {
     const receiver = await startReceiver();
     try {
