@@ -1,15 +1,9 @@
 import type { Db, Tx } from "../../platform/db/prisma.js";
 import type { Notifications } from "../../platform/db/notifications.js";
+import type { Envelope } from "../webhooks/message.js";
 
-/** The envelope of one event as every reader gets it: the webhook body's fields plus the store's sequence number. */
-export interface FeedEnvelope {
-  eventId: string;
-  eventType: string;
-  timestamp: string;
-  tenantId: string;
-  sequence: number;
-  data: unknown;
-}
+/** One event as every reader gets it: exactly the webhook body (the feed, storeEvents and deliveries share it). */
+export type FeedEnvelope = Envelope;
 
 /** The channel the event insert trigger notifies, with the store id as payload (see the event_sequence migration). */
 export const STORE_EVENTS_CHANNEL = "store_events";
