@@ -8,10 +8,24 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant } from "../helpers/tenants.js";
 import { startReceiver, type Receiver } from "../webhooks/receiver.js";
 import { CONTRACT_CASES, type CaseContext } from "./cases.js";
-import { ensureMeshBuilt, loadMesh, meshOperation, type MeshRunner, type MeshSdk } from "./support/mesh.js";
+import { ROOT, ensureMeshBuilt, loadMesh, meshOperation, type MeshRunner, type MeshSdk } from "./support/mesh.js";
 import { Recorder } from "./support/recorder.js";
 import { ContractValidator } from "./support/validator.js";
-import { getNamedType, isInputObjectType, isInterfaceType, isObjectType, isUnionType, print, visit, type DocumentNode, type GraphQLSchema } from "graphql";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  getNamedType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  isUnionType,
+  parse,
+  print,
+  validate,
+  visit,
+  type DocumentNode,
+  type GraphQLSchema,
+} from "graphql";
 
 /**
  * The contract suite: every operation of the OpenAPI document, driven through the GraphQL Mesh built from
@@ -179,6 +193,16 @@ describe("one problem shape in every operation", () => {
   });
 });
 
+describe("docs/api.md", () => {
+  it("its GraphQL Mesh view examples are valid against the built mesh", () => {
+    const guide = readFileSync(join(ROOT, "docs/api.md"), "utf8");
+    const section = guide.slice(guide.indexOf("## GraphQL Mesh view"), guide.indexOf("\n## ", guide.indexOf("## GraphQL Mesh view") + 1));
+    const documents = [...section.matchAll(/```graphql\n([\s\S]*?)```/g), ...section.matchAll(/mesh\.execute\(`([^`]*)`/g)].map((m) => m[1]);
+    expect(documents).toHaveLength(2);
+    for (const document of documents) expect(validate(meshSchema, parse(document)).map(String), document).toEqual([]);
+  });
+});
+
 describe("each answer's status and headers through `_response`", () => {
   type Answer = Record<string, unknown> & { _response: { status: number; headers: Record<string, string> } };
 
@@ -230,6 +254,19 @@ describe("each answer's status and headers through `_response`", () => {
     expect(last.id).not.toBe(page.id);
     expect(last._response.headers["x-next-cursor"]).toBeUndefined();
     expect(Number(last._response.headers["x-ratelimit-remaining"])).toBe(Number(headers["x-ratelimit-remaining"]) - 1);
+    recorder.take();
+  });
+
+  it("Retry-After of a 429", async () => {
+    const tenant = await createTenant(app);
+    const sdk = sdkFor({ token: "" });
+    const input = { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: tenant.clientSecret };
+    // The token endpoint's own limit per client_id (60 a minute): one more is refused.
+    let answer = answerOf(await sdk.createToken_mutation({ input }));
+    for (let i = 0; i < 100 && answer._response.status !== 429; i++) answer = answerOf(await sdk.createToken_mutation({ input }));
+    expect(answer._response.status).toBe(429);
+    expect(answer.problem).toMatchObject({ status: 429, code: "RATE_LIMIT_EXCEEDED", retryable: true });
+    expect(Number(answer._response.headers["retry-after"])).toBeGreaterThan(0);
     recorder.take();
   });
 
