@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { JWTPayload } from "jose";
 import type { Customer, Environment, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/platform/db/prisma.js";
-import { ApiError, forbidden, invalidRequest } from "../../../src/platform/errors.js";
+import { ApiError, forbidden, insufficientScope, invalidRequest } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
 import { toProblem } from "../../../src/http/problem.js";
 
@@ -120,12 +120,25 @@ export const TOKEN_CHECKS = {
   requiredClaims: ["sub", "tenant_id", "environment", "scope", "jti", "exp", "iat"],
 };
 
-/** The claims a read baseline acts on, or null when they are malformed or lack the routes' scope. */
-export function orderReader(payload: JWTPayload): { clientId: string; storeCode: string; environment: Environment } | null {
+/** Who a verified token speaks for, as far as the order reads need. */
+export interface ReaderClaims {
+  clientId: string;
+  storeCode: string;
+  environment: Environment;
+}
+
+/** The claims of a verified token, or the service's error: malformed claims (401) or no `orders:read` scope (403). */
+export function orderReader(payload: JWTPayload): ReaderClaims | ApiError {
   const { sub, tenant_id, environment, scope } = payload;
-  if (typeof sub !== "string" || typeof tenant_id !== "string" || typeof scope !== "string") return null;
-  if (environment !== "SANDBOX" && environment !== "PRODUCTION") return null;
-  return scope.split(" ").includes("orders:read") ? { clientId: sub, storeCode: tenant_id, environment } : null;
+  if (typeof sub !== "string" || typeof tenant_id !== "string" || typeof scope !== "string") return INVALID_TOKEN;
+  if (environment !== "SANDBOX" && environment !== "PRODUCTION") return INVALID_TOKEN;
+  return scope.split(" ").includes("orders:read") ? { clientId: sub, storeCode: tenant_id, environment } : insufficientScope("orders:read");
+}
+
+/** The bearer token of an Authorization header, or the service's 401 when there is none. */
+export function bearer(authorization: string | undefined): string | ApiError {
+  if (!authorization) return NO_TOKEN;
+  return authorization.startsWith("Bearer ") ? authorization.slice(7) : INVALID_TOKEN;
 }
 
 /**
@@ -138,6 +151,7 @@ export function problemText(err: ApiError, baseUrl: string, path: string, reques
   return { status: problem.status, text: JSON.stringify(problem) };
 }
 
+export const NO_TOKEN = new ApiError("UNAUTHORIZED", "This route needs an access token: send Authorization: Bearer <access_token>.");
 export const INVALID_TOKEN = new ApiError("INVALID_TOKEN", "The access token is malformed, wrongly signed, expired or not issued by this service.");
 export const NO_GRANT = forbidden("This token's Application holds no active grant on its store in its environment.");
 export const NOT_SERVED = invalidRequest("This baseline serves GET /public/v1/orders?limit= (first pages) and GET /public/v1/orders/{id} only.");

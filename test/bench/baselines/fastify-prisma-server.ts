@@ -5,7 +5,7 @@ import { PrismaClient } from "../../../src/generated/prisma/client.js";
 import { ApiError, notFound } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
 import { DETAIL_INCLUDE, LIST_INCLUDE } from "./prisma-queries.js";
-import { INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderBody, orderReader, pageBody, problemText, TOKEN_CHECKS } from "./common.js";
+import { bearer, INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderBody, orderReader, pageBody, problemText, TOKEN_CHECKS } from "./common.js";
 
 /**
  * The Fastify + Prisma peer: the two order reads as a typical team writes them without GraphQL. Fastify routes,
@@ -24,12 +24,13 @@ const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: proc
 const jwks = createRemoteJWKSet(new URL(`${process.env.API_URL}/.well-known/jwks.json`));
 
 async function storeOf(authorization: string | undefined): Promise<string> {
-  const token = authorization?.startsWith("Bearer ") ? authorization.slice(7) : "";
+  const token = bearer(authorization);
+  if (token instanceof ApiError) throw token;
   const claims = await jwtVerify(token, jwks, { ...TOKEN_CHECKS, issuer }).then(
     ({ payload }) => orderReader(payload),
-    () => null,
+    () => INVALID_TOKEN,
   );
-  if (!claims) throw INVALID_TOKEN;
+  if (claims instanceof ApiError) throw claims;
   const grant = await prisma.grant.findFirst({
     where: {
       status: "ACTIVE",

@@ -3,7 +3,7 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import pg from "pg";
 import { ApiError, notFound } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
-import { INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderReader, problemText, TOKEN_CHECKS } from "./common.js";
+import { bearer, INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderReader, problemText, TOKEN_CHECKS, type ReaderClaims } from "./common.js";
 
 /**
  * Baseline (a): a careful bare handler for the two order reads, on node:http and pg. Per request it checks
@@ -207,7 +207,7 @@ function orderJs(r: CompactRow): Record<string, unknown> {
 
 type Answer = { status: number; text: string } | ApiError;
 
-async function list(claims: Claims, limit: number): Promise<Answer> {
+async function list(claims: ReaderClaims, limit: number): Promise<Answer> {
   const values = [claims.storeCode, claims.clientId, claims.environment, limit];
   if (mode === "sql") {
     const { rows } = await pool.query<{ admitted: boolean; body: string }>({ name: "list_sql", text: LIST_SQL, values });
@@ -222,7 +222,7 @@ async function list(claims: Claims, limit: number): Promise<Answer> {
   return { status: 200, text: JSON.stringify({ data: data.map(orderJs), pagination: { hasMore, cursor, nextCursor: cursor } }) };
 }
 
-async function detail(claims: Claims, id: string): Promise<Answer> {
+async function detail(claims: ReaderClaims, id: string): Promise<Answer> {
   const values = [claims.storeCode, claims.clientId, claims.environment, id];
   if (mode === "sql") {
     const { rows } = await pool.query<{ admitted: boolean; body: string | null }>({ name: "detail_sql", text: DETAIL_SQL, values });
@@ -236,29 +236,28 @@ async function detail(claims: Claims, id: string): Promise<Answer> {
 
 // ---- the token
 
-type Claims = NonNullable<ReturnType<typeof orderReader>>;
-const verified = new Map<string, { claims: Claims; until: number }>();
+const verified = new Map<string, { claims: ReaderClaims | ApiError; until: number }>();
 
-async function claimsOf(authorization: string | undefined): Promise<Claims | null> {
-  const token = authorization?.startsWith("Bearer ") ? authorization.slice(7) : "";
+async function claimsOf(authorization: string | undefined): Promise<ReaderClaims | ApiError> {
+  const token = bearer(authorization);
+  if (token instanceof ApiError) return token;
   const now = Date.now();
   const hit = verified.get(token);
   if (hit && now < hit.until) return hit.claims;
   try {
     const { payload } = await jwtVerify(token, jwks, { ...TOKEN_CHECKS, issuer });
     const claims = orderReader(payload);
-    if (!claims) return null;
     if (verified.size >= 10_000) verified.clear();
     verified.set(token, { claims, until: Math.min(now + 60_000, (payload.exp ?? 0) * 1000) });
     return claims;
   } catch {
-    return null;
+    return INVALID_TOKEN;
   }
 }
 
 async function answer(method: string | undefined, url: string, authorization: string | undefined): Promise<Answer> {
   const claims = await claimsOf(authorization);
-  if (!claims) return INVALID_TOKEN;
+  if (claims instanceof ApiError) return claims;
   const q = url.indexOf("?");
   const path = q < 0 ? url : url.slice(0, q);
   if (method !== "GET") return NOT_SERVED;
