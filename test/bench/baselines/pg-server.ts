@@ -8,8 +8,9 @@ import { bearer, INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderReader, problemText, 
 /**
  * Baseline (a): a careful bare handler for the two order reads, on node:http and pg. Per request it checks
  * - the bearer token: an EdDSA JWT verified with jose against the API's JWKS (fetched once at start): signature,
- *   algorithm, issuer, audience, expiry and the claims the service requires, then the `orders:read` scope;
- *   verified claims are kept until the token expires but at most a minute, as the service keeps them;
+ *   algorithm, issuer, audience, expiry and the claims the service requires (401 otherwise, as without a token),
+ *   then the `orders:read` scope (403); verified claims are kept until the token expires but at most a minute, as
+ *   the service keeps them;
  * - the grant, in the same statement as the data: the token's Application (`sub`) holds an ACTIVE grant on the
  *   token's store (`tenant_id`), the Application is ACTIVE, and the store and the Application belong to the
  *   token's environment; otherwise 403;
