@@ -4,6 +4,8 @@ import type { Customer, Environment, Order, OrderItem, OrderItemAdditional, Orde
 import { ApiError, forbidden, insufficientScope, invalidRequest } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
 import { toProblem } from "../../../src/http/problem.js";
+import { SIGNING_ALG } from "../../../src/platform/auth/keys.js";
+import { TOKEN_AUDIENCE } from "../../../src/platform/auth/tokens.js";
 
 /**
  * What the read baselines share: an order in the REST response shape (the fields and field order the façade's
@@ -115,8 +117,8 @@ export interface OrderSource {
 
 /** What the read baselines check of a verified token, as the service does (src/platform/auth/tokens.ts). */
 export const TOKEN_CHECKS = {
-  algorithms: ["EdDSA"],
-  audience: "partner-api",
+  algorithms: [SIGNING_ALG],
+  audience: TOKEN_AUDIENCE,
   requiredClaims: ["sub", "tenant_id", "environment", "scope", "jti", "exp", "iat"],
 };
 
