@@ -124,7 +124,7 @@ export class Metrics {
     });
     new Gauge({
       name: "prisma_plan_cache_shapes",
-      help: "Query shapes in this process's Prisma plan cache: cached, or refused (compiled on every call).",
+      help: "Query shapes and raw statements in this process's Prisma plan cache: cached, or refused (compiled on every call).",
       labelNames: ["state"],
       registers,
       collect() {

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
@@ -11,9 +12,20 @@ import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.j
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import type { OrderStatus, Prisma } from "../../platform/db/prisma.js";
+import type {
+  Customer,
+  Order as OrderRow,
+  OrderItem,
+  OrderItemAdditional,
+  OrderStatus,
+  OrderStatusHistory,
+  Payment,
+  Prisma,
+  Tx,
+} from "../../platform/db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
+import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
 
 /** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
 
@@ -21,15 +33,22 @@ export const OrderStatusEnum = builder.enumType("OrderStatus", { values: ORDER_S
 export const OrderTypeEnum = builder.enumType("OrderType", { values: ORDER_TYPES });
 
 /** Newest first (createdAt, then id); the index (storeId, createdAt desc, id desc) serves it. */
-const NEWEST_FIRST: SortKey[] = [
+const NEWEST_FIRST: SortKey<"createdAt" | "id">[] = [
   { field: "createdAt", direction: "desc" },
   { field: "id", direction: "desc" },
 ];
 /** With updated_since: oldest change first, so a partner pages forward through changes. */
-const OLDEST_CHANGE_FIRST: SortKey[] = [
+const OLDEST_CHANGE_FIRST: SortKey<"updatedAt" | "id">[] = [
   { field: "updatedAt", direction: "asc" },
   { field: "id", direction: "asc" },
 ];
+
+/* The relations' orders; the order tree's SQL (sql.ts) aggregates them in the same orders. */
+const ADDITIONALS_QUERY = { orderBy: [{ name: "asc" }, { id: "asc" }] } satisfies Prisma.OrderItemAdditionalFindManyArgs;
+const ITEMS_QUERY = { orderBy: [{ position: "asc" }, { id: "asc" }] } satisfies Prisma.OrderItemFindManyArgs;
+const PAYMENTS_QUERY = { orderBy: { id: "asc" } } satisfies Prisma.PaymentFindManyArgs;
+// Changes in the same millisecond keep lifecycle order (the enum's declaration order).
+const HISTORY_QUERY = { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] } satisfies Prisma.OrderStatusHistoryFindManyArgs;
 
 builder.prismaObject("OrderItemAdditional", {
   fields: (t) => ({
@@ -48,7 +67,7 @@ builder.prismaObject("OrderItem", {
     unitPrice: t.float({ extensions: MONEY, resolve: (i) => money(i.unitPriceCents) }),
     total: t.float({ description: "quantity × (unitPrice + additionals)", extensions: MONEY, resolve: (i) => money(i.totalCents) }),
     notes: t.exposeString("notes", { nullable: true }),
-    additionals: t.relation("additionals", { query: { orderBy: [{ name: "asc" }, { id: "asc" }] } }),
+    additionals: t.relation("additionals", { query: ADDITIONALS_QUERY }),
   }),
 });
 
@@ -95,13 +114,9 @@ export const Order = builder.prismaObject("Order", {
       description: "Null for PICKUP orders",
       resolve: (o) => (o.deliveryAddress as Address | null) ?? null,
     }),
-    items: t.relation("items", { query: { orderBy: [{ position: "asc" }, { id: "asc" }] } }),
-    payments: t.relation("payments", { query: { orderBy: { id: "asc" } } }),
-    // Changes in the same millisecond keep lifecycle order (the enum's declaration order).
-    statusHistory: t.relation("statusHistory", {
-      description: "Every status the order went through, oldest first",
-      query: { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] },
-    }),
+    items: t.relation("items", { query: ITEMS_QUERY }),
+    payments: t.relation("payments", { query: PAYMENTS_QUERY }),
+    statusHistory: t.relation("statusHistory", { description: "Every status the order went through, oldest first", query: HISTORY_QUERY }),
     scheduledFor: t.expose("scheduledFor", { type: "DateTime", nullable: true, description: "Requested delivery or pickup time of a scheduled order" }),
     notes: t.exposeString("notes", { nullable: true }),
     cancellationReason: t.exposeString("cancellationReason", { nullable: true }),
@@ -133,6 +148,55 @@ interface OrderListArgs {
   updatedSince?: Date | null;
 }
 
+/** An order with every relation the order tree loads, as `findMany` with those includes returns it. */
+type OrderTree = OrderRow & {
+  customer: Customer | null;
+  items: (OrderItem & { additionals: OrderItemAdditional[] })[];
+  payments: Payment[];
+  statusHistory?: OrderStatusHistory[];
+};
+/** The same in JSON, as PostgreSQL builds it: instants are ISO 8601 text. */
+type Dated<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+type OrderTreeJson = Dated<OrderRow> & {
+  customer: Dated<Customer> | null;
+  items: OrderTree["items"];
+  payments: Payment[];
+  statusHistory?: Dated<OrderStatusHistory>[];
+};
+
+/**
+ * Whether the order tree (sql.ts) holds everything `query`, the Prisma query planned from the GraphQL selection,
+ * loads: the order's columns and any of its customer (columns only), items (with or without their additionals),
+ * payments and status history, each in its relation's order. Then `{ history }` says whether the status history is
+ * asked for; any other selection (the customer's own relations, say) is null and goes through Prisma.
+ */
+function treeCovers(query: OrderQuery): { history: boolean } | null {
+  if (query.select) return null;
+  const include: Record<string, unknown> = { ...query.include };
+  const covered =
+    (include.customer === undefined || include.customer === true) &&
+    (include.items === undefined || isDeepStrictEqual(include.items, ITEMS_QUERY) || isDeepStrictEqual(include.items, ITEMS_WITH_ADDITIONALS)) &&
+    (include.payments === undefined || isDeepStrictEqual(include.payments, PAYMENTS_QUERY)) &&
+    (include.statusHistory === undefined || isDeepStrictEqual(include.statusHistory, HISTORY_QUERY)) &&
+    Object.keys(include).every((k) => TREE_RELATIONS.has(k));
+  return covered ? { history: include.statusHistory !== undefined } : null;
+}
+const TREE_RELATIONS = new Set(["customer", "items", "payments", "statusHistory"]);
+const ITEMS_WITH_ADDITIONALS = { ...ITEMS_QUERY, include: { additionals: ADDITIONALS_QUERY } };
+
+async function loadTrees(db: Tx, sql: Prisma.Sql): Promise<OrderTree[]> {
+  // The statement builds exactly OrderTreeJson's keys from the model's columns (sql.ts).
+  const rows = await db.$queryRaw<{ order: OrderTreeJson }[]>(sql);
+  return rows.map(({ order: { statusHistory, customer, ...o } }) => ({
+    ...o,
+    scheduledFor: o.scheduledFor === null ? null : new Date(o.scheduledFor),
+    createdAt: new Date(o.createdAt),
+    updatedAt: new Date(o.updatedAt),
+    customer: customer && { ...customer, createdAt: new Date(customer.createdAt), updatedAt: new Date(customer.updatedAt) },
+    ...(statusHistory ? { statusHistory: statusHistory.map((h) => ({ ...h, at: new Date(h.at) })) } : {}),
+  }));
+}
+
 /** One page of a store's orders: Query.orders (the token's store) and Store.orders (any store an administrator names). */
 function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: GraphQLResolveInfo) {
   listOrdersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }));
@@ -142,21 +206,29 @@ function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: Gr
     ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
   };
   const query = queryFromInfo({ context: ctx, info, path: ["data"] });
-  return paginate({
+  const tree = treeCovers(query);
+  const filter: OrderPageFilter = { storeId, status: args.status, updatedSince: args.updatedSince };
+  const sort = args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST;
+  return paginate<OrderTree | OrderRow>({
     limit: args.limit,
     cursor: args.cursor,
-    sort: args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST,
+    sort,
     findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
     // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
-    findMany: ({ after, orderBy, take }) =>
-      ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
+    findMany: ({ after, cursorRow, orderBy, take }) =>
+      tree
+        ? loadTrees(ctx.db, orderPageSql(filter, sort, cursorRow, take, tree.history))
+        : ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
   });
 }
 
 /** One order of a store, or NOT_FOUND: Query.order and Store.order. */
 async function findOrder(ctx: Context, storeId: string, id: string, query: OrderQuery) {
   idPath.check({ id });
-  const order = await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
+  const tree = treeCovers(query);
+  const order = tree
+    ? ((await loadTrees(ctx.db, orderByIdSql(storeId, id, tree.history)))[0] ?? null)
+    : await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
   if (!order) throw notFound("order", id);
   return order;
 }

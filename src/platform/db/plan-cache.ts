@@ -163,7 +163,65 @@ function remember(key: string, entry: CachedPlan | null): void {
   plans.set(key, entry);
 }
 
+/**
+ * The kind of a raw statement's parameter, as fine as the compiler's typing of it: an integer is typed int or
+ * bigint by its size, so both are kinds apart, and a tagged value (a date, bytes) by its tag.
+ */
+function kindOf(v: Json): string {
+  if (typeof v === "number") return Number.isInteger(v) ? (Math.abs(v) < 2 ** 31 ? "int" : "integer") : "float";
+  if (isObject(v)) return typeof v.prisma__type === "string" ? v.prisma__type : "object";
+  return Array.isArray(v) ? "array" : v === null ? "null" : typeof v;
+}
+
+/** A raw statement's plan is its text and its parameters' types with the parameters beside them (`args`). */
+interface RawPlan {
+  type: "query";
+  args: { type: "rawSql"; sql: string; args: Json[] };
+}
+
+const isRawPlan = (plan: unknown, sql: string, values: Json[]): plan is RawPlan =>
+  isObject(plan) &&
+  plan.type === "query" &&
+  isObject(plan.args) &&
+  plan.args.type === "rawSql" &&
+  plan.args.sql === sql &&
+  isDeepStrictEqual(plan.args.args, values);
+
+/** Raw statements ($queryRaw) by text and parameter kinds; null for one whose plan is not the expected form. */
+const rawPlans = new Map<string, RawPlan | null>();
+
+/**
+ * `$queryRaw`: the compiler only wraps the statement, yet costs as much as a read's plan. Its plan is cached by
+ * text and parameter kinds, when the first call's plan holds that call's parameters as they were sent, and each
+ * call gets that plan with its own parameters.
+ */
+function compileRaw(compile: (request: string) => unknown, request: string, raw: { query: string; parameters: string }): unknown {
+  const values = JSON.parse(raw.parameters) as Json[];
+  const key = `${raw.query}\u0000${values.map(kindOf).join(",")}`;
+  const cached = rawPlans.get(key);
+  if (cached) {
+    calls.cached += 1;
+    return { ...cached, args: { ...cached.args, args: values } };
+  }
+  calls.compiled += 1;
+  const plan = compile(request);
+  if (cached === undefined) {
+    if (rawPlans.size >= MAX_SHAPES) rawPlans.delete(rawPlans.keys().next().value as string);
+    rawPlans.set(key, isRawPlan(plan, raw.query, values) ? plan : null);
+  }
+  return plan;
+}
+
+/** A `$queryRaw` request's statement and its parameters (a JSON array in a string), or null for any other request. */
+function rawOf(request: string): { query: string; parameters: string } | null {
+  if (!request.startsWith('{"action":"queryRaw"')) return null;
+  const args = (JSON.parse(request) as { query?: { arguments?: { query?: unknown; parameters?: unknown } } }).query?.arguments;
+  return typeof args?.query === "string" && typeof args.parameters === "string" ? { query: args.query, parameters: args.parameters } : null;
+}
+
 function compileCached(compile: (request: string) => unknown, request: string): unknown {
+  const raw = rawOf(request);
+  if (raw) return compileRaw(compile, request, raw);
   const shape = shapeOf(request);
   if (!shape || shape.values.length === 0) {
     calls.compiled += 1;
@@ -215,6 +273,6 @@ export interface PlanCacheStats {
 
 export function planCacheStats(): PlanCacheStats {
   let refused = 0;
-  for (const entry of plans.values()) if (entry === null) refused += 1;
-  return { shapes: { cached: plans.size - refused, refused }, plans: { ...calls } };
+  for (const entry of [...plans.values(), ...rawPlans.values()]) if (entry === null) refused += 1;
+  return { shapes: { cached: plans.size + rawPlans.size - refused, refused }, plans: { ...calls } };
 }

@@ -52,10 +52,17 @@ export async function paginate<T extends { id: string }>(opts: {
   cursor: string | null | undefined;
   sort: SortKey[];
   findCursor: (id: string) => Promise<Record<string, unknown> | null>;
-  findMany: (args: { after: Record<string, unknown> | undefined; orderBy: Record<string, "asc" | "desc">[]; take: number }) => Promise<T[]>;
+  /** `after` is the keyset condition as a Prisma `where`; `cursorRow` the cursor's row it was built from, for a statement written in SQL. */
+  findMany: (args: {
+    after: Record<string, unknown> | undefined;
+    cursorRow: Record<string, unknown> | undefined;
+    orderBy: Record<string, "asc" | "desc">[];
+    take: number;
+  }) => Promise<T[]>;
 }): Promise<Page<T>> {
   const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
   let after: Record<string, unknown> | undefined;
+  let cursorRow: Record<string, unknown> | undefined;
   if (opts.cursor) {
     const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
     if (!row) {
@@ -64,8 +71,9 @@ export async function paginate<T extends { id: string }>(opts: {
       ]);
     }
     after = afterCursor(opts.sort, row);
+    cursorRow = row;
   }
-  const rows = await opts.findMany({ after, orderBy: orderByOf(opts.sort), take: limit + 1 });
+  const rows = await opts.findMany({ after, cursorRow, orderBy: orderByOf(opts.sort), take: limit + 1 });
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   const last = hasMore ? data[data.length - 1].id : null;
