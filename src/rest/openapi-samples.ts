@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the samples are source text in other languages, whose ${…} is theirs.
 import { WEBHOOK_URL } from "./openapi-examples.js";
 
 /**
