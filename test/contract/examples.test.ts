@@ -1,10 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
 import type { JsonSchema } from "../../src/platform/route.js";
 import { schema } from "../../src/graphql/schema.js";
 import { OPERATION_EXAMPLES } from "../../src/rest/openapi-examples.js";
 import { buildOpenApi, operationIds, type OpenApiDocument } from "../../src/rest/openapi.js";
 import { routes } from "../../src/rest/routes.js";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { call, createTenant, type Tenant } from "../helpers/tenants.js";
+import { startReceiver, type Receiver } from "../webhooks/receiver.js";
 import { ContractValidator } from "./support/validator.js";
 
 /**
@@ -123,5 +126,107 @@ describe("the check fails on a wrong example", () => {
     const at = [...operationAt("createSandboxOrder"), "requestBody", "content", "application/json", "schema"];
     expect(validator.checkValue(at, { scenario: "delivery" })).toEqual([]);
     expect(validator.checkValue(at, { scenario: "drive_thru" }).length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * Where an example and a real answer of the same operation disagree in shape: a key in one but not the other, or
+ * another JSON type. null, an empty array and an empty object in either say nothing about the shape, nor does the
+ * data of events of different types.
+ */
+function differences(example: unknown, real: unknown, at = "body"): string[] {
+  if (example === null || real === null) return [];
+  if (Array.isArray(example) || Array.isArray(real)) {
+    if (!Array.isArray(example) || !Array.isArray(real)) return [`${at}: an array in only one of them`];
+    return example.length && real.length ? differences(example[0], real[0], `${at}[0]`) : [];
+  }
+  if (isObject(example) && isObject(real)) {
+    if (!Object.keys(example).length || !Object.keys(real).length) return [];
+    // Events of different types carry different data.
+    const skip = example.eventType !== real.eventType ? ["data"] : [];
+    return [...new Set([...Object.keys(example), ...Object.keys(real)])].flatMap((k) => {
+      if (skip.includes(k)) return [];
+      if (!(k in real)) return [`${at}.${k}: only in the example`];
+      if (!(k in example)) return [`${at}.${k}: missing from the example`];
+      return differences(example[k], real[k], `${at}.${k}`);
+    });
+  }
+  return typeof example === typeof real ? [] : [`${at}: ${typeof example} in the example, ${typeof real} in the answer`];
+}
+
+describe("success examples have the shape of real answers", () => {
+  let app: TestApp;
+  let receiver: Receiver;
+  let tenant: Tenant;
+  const answers = new Map<string, unknown>();
+
+  beforeAll(async () => {
+    // The webhook endpoint's receiver is on 127.0.0.1, which production settings refuse.
+    app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+    receiver = await startReceiver();
+    tenant = await createTenant(app);
+    const token = tenant.token;
+    const answer = async <T = JsonSchema>(operationId: string, method: string, path: string, body?: unknown): Promise<T> => {
+      const res = await call<T>(app, method, path, { token, body });
+      if (res.status >= 300) throw new Error(`${operationId}: ${res.status} ${JSON.stringify(res.body)}`);
+      answers.set(operationId, res.body);
+      return res.body;
+    };
+    await app.services.db.store.update({
+      where: { id: tenant.storeId },
+      data: {
+        logo: "https://images.example.com/stores/test.png",
+        phone: "+55 11 3456-7890",
+        address: { street: "Rua A", number: "10", neighborhood: "Centro", city: "São Paulo", state: "SP", postalCode: "01000-000", complement: null },
+        openingHours: [{ dayOfWeek: 2, opens: "18:00", closes: "23:30" }],
+        publicSettings: { currency: "BRL", timezone: "America/Sao_Paulo", acceptsDelivery: true, acceptsPickup: true, minimumOrder: 30 },
+      },
+    });
+    await answer("createToken", "POST", "/partner/auth/token", {
+      grant_type: "client_credentials",
+      client_id: tenant.clientId,
+      client_secret: tenant.clientSecret,
+    });
+    await answer("getStore", "GET", "/public/v1/store");
+    await answer("seedSandbox", "POST", "/public/v1/sandbox/seed");
+    const products = await answer<{ data: { id: string }[] }>("listProducts", "GET", "/public/v1/catalog/products?limit=2");
+    await answer("getProductById", "GET", `/public/v1/catalog/products/${products.data[0].id}`);
+    await answer("listCategories", "GET", "/public/v1/catalog/categories");
+    const order = await answer<{ id: string; customer: { id: string } }>("createSandboxOrder", "POST", "/public/v1/sandbox/orders", { scenario: "delivery" });
+    await answer("listOrders", "GET", "/public/v1/orders?limit=1");
+    await answer("getOrderById", "GET", `/public/v1/orders/${order.id}`);
+    await answer("updateOrderStatus", "PATCH", `/public/v1/orders/${order.id}/status`, { status: "CONFIRMED" });
+    await answer("listCustomers", "GET", "/public/v1/customers?limit=1");
+    await answer("getCustomerById", "GET", `/public/v1/customers/${order.customer.id}`);
+    const events = await answer<{ data: { eventId: string }[] }>("listEvents", "GET", "/public/v1/events?types=order.created,order.confirmed");
+    await answer("getEventById", "GET", `/public/v1/events/${events.data[0].eventId}`);
+    const endpoint = await answer<{ id: string }>("createWebhookEndpoint", "POST", "/public/v1/webhooks", {
+      url: receiver.url("/shapes"),
+      events: ["order.created", "order.cancelled"],
+    });
+    await answer("listWebhookEndpoints", "GET", "/public/v1/webhooks");
+    await answer("getWebhookEndpointById", "GET", `/public/v1/webhooks/${endpoint.id}`);
+    const delivery = await answer<{ id: string }>("testWebhookEndpoint", "POST", `/public/v1/webhooks/${endpoint.id}/test`);
+    await answer("listWebhookDeliveries", "GET", "/public/v1/webhooks/deliveries");
+    await answer("getWebhookDeliveryById", "GET", `/public/v1/webhooks/deliveries/${delivery.id}`);
+    await answer("listWebhookDeliveryAttempts", "GET", `/public/v1/webhooks/deliveries/${delivery.id}/attempts`);
+    await answer("rotateWebhookEndpointSecret", "POST", `/public/v1/webhooks/${endpoint.id}/rotate-secret`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await receiver?.close();
+    await app?.close();
+  });
+
+  it("covers the main reads and writes", () => {
+    expect(answers.size).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(Object.keys(OPERATION_EXAMPLES))("%s", (operationId) => {
+    const real = answers.get(operationId);
+    if (real === undefined) return;
+    const example = Object.values(OPERATION_EXAMPLES[operationId].response ?? {})[0];
+    expect(example, "a success example").toBeDefined();
+    expect(differences(example?.value, real)).toEqual([]);
   });
 });
