@@ -44,8 +44,9 @@ function attachToOperation(doc: OpenApiDocument, op: OpenApiOperation, baseUrl: 
   const samples = CODE_SAMPLES[op.operationId];
   if (samples) op["x-codeSamples"] = samples;
   if (!examples) return;
-  const request = media(op.requestBody, "application/json");
-  if (request && examples.request) request.examples = examples.request;
+  // The token endpoint's form body takes the same fields as its JSON one.
+  const requests = Object.values((op.requestBody?.content ?? {}) as Record<string, JsonSchema>);
+  if (examples.request) for (const request of requests) request.examples = examples.request;
   const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"))?.[1];
   const body = media(success, "application/json");
   if (body && examples.response) body.examples = examples.response;
