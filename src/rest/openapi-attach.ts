@@ -13,7 +13,7 @@ import type { OpenApiDocument, OpenApiOperation } from "./openapi.js";
 const REQUEST_ID = "672f8864-d227-4d3b-9f11-ac4db44e7ee1";
 
 /** The whole problem+json body, with the parts the error catalog decides. */
-export function problemBody(p: ProblemExample, baseUrl: string): Record<string, unknown> {
+function problemBody(p: ProblemExample, baseUrl: string): Record<string, unknown> {
   const { status, title, retryable } = ERROR_CATALOG[p.code];
   return {
     type: `${baseUrl}/errors/${p.code}`,
