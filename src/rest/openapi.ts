@@ -7,6 +7,7 @@ import * as sandboxSchemas from "../modules/sandbox/schemas.js";
 import * as storeSchemas from "../modules/store/schemas.js";
 import * as webhookSchemas from "../modules/webhooks/schemas.js";
 import { acceptsIdempotencyKey, type Route, type JsonSchema } from "../platform/route.js";
+import { attachExamples } from "./openapi-attach.js";
 import { SelectionSchemas } from "./openapi-selection.js";
 import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
@@ -243,6 +244,7 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
       securitySchemes: SECURITY_SCHEMES,
     },
   };
+  attachExamples(doc, baseUrl);
   // Shared parameters and headers appear only when an operation uses them (no Idempotency-Key without writes).
   const text = JSON.stringify({ paths: doc.paths, responses: doc.components.responses });
   for (const kind of ["parameters", "headers"] as const) {

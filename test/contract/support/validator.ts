@@ -99,6 +99,17 @@ export class ContractValidator {
     return fn;
   }
 
+  /** Every way a value departs from the schema at a place in the document (e.g. an example); empty when it conforms. */
+  checkValue(at: string[], value: unknown): string[] {
+    const ref = `openapi.json${pointer(at)}`;
+    const validate = this.validator(this.bodies, ref, { $ref: ref });
+    if (validate(value)) return [];
+    return (validate.errors ?? []).map((e) => {
+      const extra = e.keyword === "unevaluatedProperties" ? ` (${(e.params as { unevaluatedProperty: string }).unevaluatedProperty} is not documented)` : "";
+      return `${e.instancePath || "/"} ${e.message}${extra}`;
+    });
+  }
+
   /** Every way the exchange departs from the document; empty when it conforms. */
   check(exchange: Exchange): string[] {
     const found = this.find(exchange.method, exchange.path);
