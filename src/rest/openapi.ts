@@ -8,7 +8,7 @@ import * as storeSchemas from "../modules/store/schemas.js";
 import * as webhookSchemas from "../modules/webhooks/schemas.js";
 import { acceptsIdempotencyKey, type Route, type JsonSchema } from "../platform/route.js";
 import { SelectionSchemas } from "./openapi-selection.js";
-import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
+import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
   HEADERS,
   PARAMETERS,
@@ -220,6 +220,7 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
       version: API_VERSION,
       summary: API_SUMMARY,
       description: API_DESCRIPTION,
+      contact: { ...API_CONTACT, url: `${baseUrl}/docs` },
     },
     servers: [
       {
@@ -228,8 +229,10 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
       },
       {
         url: "{sandbox_url}",
-        description: "sandbox_url: the sandbox address, where published; the same service, so sandbox credentials on base_url are equivalent.",
-        variables: { sandbox_url: { default: baseUrl, description: "Sandbox address" } },
+        // The variable itself carries no description: swagger-parser 13's bundled 3.1 schema rejects one.
+        description:
+          "sandbox_url: the sandbox address, where published (default: base_url); the same service, so sandbox credentials on base_url are equivalent.",
+        variables: { sandbox_url: { default: baseUrl } },
       },
     ],
     tags: tagNames.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} operations.` })),
