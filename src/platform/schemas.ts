@@ -51,5 +51,8 @@ export const shortText = (max: number, description?: string): JsonSchema => ({
   ...(description ? { description } : {}),
 });
 
-/** Stored as int4 cents, hence the maximum. */
-export const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01 };
+/**
+ * Stored as int4 cents, hence the maximum. The server checks the two decimals with `multipleOf` (with a float
+ * tolerance, src/platform/validate.ts); responses say it with `x-decimal-places` only.
+ */
+export const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01, "x-decimal-places": 2 };

@@ -22,7 +22,7 @@ import type { JsonSchema, SelectionAt } from "../platform/route.js";
  * shape is declared once (the Pothos type and the selection). Every selected field is required, since GraphQL
  * always sends it; a nullable field is `anyOf [x, null]`; descriptions are the GraphQL field's (or the object
  * type's). A selection that is exactly one named fragment becomes `$ref` to a component of the fragment's
- * name; a spread next to other fields is merged in. What GraphQL types cannot say (money's multipleOf, a
+ * name; a spread next to other fields is merged in. What GraphQL types cannot say (money's decimal places, a
  * minimum, a JSON scalar's known keys) comes from the field's or scalar's `extensions.jsonSchema`.
  */
 
@@ -130,9 +130,11 @@ export class SelectionSchemas {
 
   private field(field: GraphQLField<unknown, unknown>, selections: readonly SelectionNode[], fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
     const { description: annotated, ...constraints } = annotation(field.extensions);
-    const description = field.description ?? annotated;
+    // The field's own description first, then what its annotation adds (money: "at most two decimals").
+    const parts = [field.description, typeof annotated === "string" ? annotated : undefined].filter((d): d is string => Boolean(d));
+    const description = parts.length > 1 ? parts.map((d) => d.replace(/\.?$/, ".")).join(" ") : parts[0];
     const schema = this.type(field.type, selections, fragments, constraints);
-    return typeof description === "string" ? { ...schema, description } : schema;
+    return description ? { ...schema, description } : schema;
   }
 
   private type(
