@@ -308,8 +308,8 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     in: "header",
     required: true,
     description:
-      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>`. Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
-    schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-f]{64}$" },
+      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>`. During a secret rotation it carries one `v1` per secret (`t=…,v1=<new>,v1=<old>`): accept the delivery when any of them matches. Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
+    schema: { type: "string", pattern: "^t=\\d+(,v1=[0-9a-f]{64})+$" },
   },
   { name: "X-Service-Event-Id", in: "header", required: true, description: "Equals the body's eventId", schema: { type: "string", format: "uuid" } },
   { name: "X-Service-Event-Type", in: "header", required: true, description: "Equals the body's eventType", schema: { type: "string" } },
