@@ -102,6 +102,22 @@ export class SelectionSchemas {
     return { $ref: `#/components/schemas/${name}` };
   }
 
+  /**
+   * An object field whose REST schema is declared elsewhere (a `$ref` in its `extensions.jsonSchema`, e.g. the
+   * webhook envelope) is published as that schema, so its selection must take every field of the type.
+   */
+  private published(
+    type: GraphQLObjectType,
+    selections: readonly SelectionNode[],
+    fragments: Map<string, FragmentDefinitionNode>,
+    declared: JsonSchema,
+  ): JsonSchema {
+    const selected = Object.keys(this.object(type, selections, fragments).properties as JsonSchema);
+    const missing = Object.keys(type.getFields()).filter((f) => !selected.includes(f));
+    if (missing.length > 0) throw new Error(`${type.name} is published as one schema: select all of it (missing ${missing.join(", ")})`);
+    return declared;
+  }
+
   private object(type: GraphQLObjectType, selections: readonly SelectionNode[], fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
     const properties: Record<string, JsonSchema> = {};
     const visit = (nodes: readonly SelectionNode[]) => {
@@ -155,7 +171,9 @@ export class SelectionSchemas {
   ): JsonSchema {
     if (isListType(type)) return { type: "array", items: this.type(type.ofType, selections, fragments, constraints) };
     const named = getNamedType(type);
-    if (isObjectType(named)) return this.selection(named, selections, fragments);
+    if (isObjectType(named)) {
+      return typeof constraints.$ref === "string" ? this.published(named, selections, fragments, constraints) : this.selection(named, selections, fragments);
+    }
     if (isEnumType(named)) return { type: "string", enum: named.getValues().map((v) => v.name), ...constraints };
     if (isScalarType(named)) {
       const base = BUILT_IN_SCALARS[named.name] ?? annotation(named.extensions);

@@ -119,14 +119,30 @@ function parameter(name: string, where: "path" | "query", schema: JsonSchema, re
 }
 
 /** The success body's schema: the route's own pick of its selection, or its one root field's selection. */
-function responseSchema(route: Route, selections: SelectionSchemas): JsonSchema {
+function selectedBody(route: Route, selections: SelectionSchemas): JsonSchema {
   const { at, rootFields } = selections.of(route.document, route.operationId);
   if (route.response.body) return route.response.body(at);
   if (rootFields.length !== 1) throw new Error(`${route.operationId}: say which part of the result is the body (response.body)`);
   return at(rootFields[0]);
 }
 
-function operationOf(route: Route, registry: SchemaRegistry, selections: SelectionSchemas): OpenApiOperation {
+/** The success body as a $ref: to its fragment's component, or to the component the route names (registered here). */
+function responseSchema(route: Route, selections: SelectionSchemas, named: Record<string, JsonSchema>): JsonSchema {
+  const body = selectedBody(route, selections);
+  const name = route.response.component;
+  if (!name) {
+    if (typeof body.$ref !== "string" || Object.keys(body).length !== 1) {
+      throw new Error(`${route.operationId}: the response body is not one named fragment; name its component (response.component)`);
+    }
+    return body;
+  }
+  const printed = JSON.stringify(body);
+  if (name in named && JSON.stringify(named[name]) !== printed) throw new Error(`${route.operationId}: another body is already named ${name}`);
+  named[name] = body;
+  return ref("schemas", name);
+}
+
+function operationOf(route: Route, registry: SchemaRegistry, selections: SelectionSchemas, named: Record<string, JsonSchema>): OpenApiOperation {
   const parameters: JsonSchema[] = [];
   for (const [name, schema] of Object.entries(route.pathParams?.properties ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
   const required = new Set(route.query?.required ?? []);
@@ -143,7 +159,7 @@ function operationOf(route: Route, registry: SchemaRegistry, selections: Selecti
     successHeaders[name] = { description: header.description, schema: registry.use(header.schema) };
   }
   const success: JsonSchema = { description: route.response.description, headers: successHeaders };
-  if (route.status !== 204) success.content = { "application/json": { schema: responseSchema(route, selections) } };
+  if (route.status !== 204) success.content = { "application/json": { schema: responseSchema(route, selections, named) } };
   const responses: Record<string, JsonSchema> = { [String(route.status)]: success };
   Object.assign(responses, problems(errorStatuses(route)));
 
@@ -195,7 +211,12 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
     for (const p of PLATFORM_OPERATIONS) if (p.first === first) add(p.path, p.method, p.operation as OpenApiOperation);
   };
   platform(true);
-  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections));
+  const named: Record<string, JsonSchema> = {};
+  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections, named));
+  for (const name of Object.keys(named)) {
+    if (name in ownSchemas || name in selections.components || name in registry.components)
+      throw new Error(`response component ${name} collides with another component`);
+  }
   platform(false);
 
   const used = new Set<number>();
@@ -239,7 +260,7 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
     paths,
     webhooks: webhooks(),
     components: {
-      schemas: { ...ownSchemas, ...selections.components, ...registry.components },
+      schemas: { ...ownSchemas, ...selections.components, ...named, ...registry.components },
       parameters: PARAMETERS,
       headers: HEADERS,
       responses,
