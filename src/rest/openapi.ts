@@ -108,7 +108,26 @@ class SchemaRegistry {
   }
 
   private copy(value: object): JsonSchema {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.walk(v)]));
+    const copy: JsonSchema = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.walk(v)]));
+    const mapping = this.mapping(value);
+    return mapping ? { ...copy, discriminator: { ...(copy.discriminator as JsonSchema), mapping } } : copy;
+  }
+
+  /**
+   * A discriminator's mapping, from the values each named branch's property takes: without one, tools read the
+   * value as the component's name. The server's ajv needs none (it reads the branches' enums).
+   */
+  private mapping(value: object): Record<string, string> | null {
+    if (!("discriminator" in value) || !("oneOf" in value) || !Array.isArray(value.oneOf)) return null;
+    const { propertyName } = value.discriminator as { propertyName: string };
+    const mapping: Record<string, string> = {};
+    for (const branch of value.oneOf as JsonSchema[]) {
+      const name = this.names.get(branch);
+      const property = (branch.properties as Record<string, JsonSchema> | undefined)?.[propertyName];
+      if (!name || !Array.isArray(property?.enum)) throw new Error(`discriminator ${propertyName}: each oneOf branch is a named schema with an enum of it`);
+      for (const v of property.enum) mapping[String(v)] = `#/components/schemas/${name}`;
+    }
+    return mapping;
   }
 }
 
