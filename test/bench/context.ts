@@ -32,6 +32,8 @@ export interface BenchContext {
   deepTenants: BenchTenant[];
   /** SANDBOX tenants without orders, for webhook endpoints on 127.0.0.1. */
   sandboxTenants: BenchTenant[];
+  /** The client secret every tenant's Application shares, to request more tokens. */
+  clientSecret: string;
   settings: Settings;
   say(line: string): void;
 }

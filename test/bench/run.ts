@@ -18,6 +18,7 @@ import { benchSequenceWrite } from "./sequence-write.js";
 import { benchDeliveryLatency, queueLatency } from "./delivery-latency.js";
 import { benchDeliveryThroughput, queueThroughput } from "./delivery-throughput.js";
 import { profileApi } from "./profile.js";
+import { benchMemory } from "./memory.js";
 
 /**
  * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
@@ -26,7 +27,7 @@ import { profileApi } from "./profile.js";
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,feed,sequence,latency,throughput
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,memory,latency,throughput
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600),
@@ -34,7 +35,7 @@ import { profileApi } from "./profile.js";
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "latency", "throughput"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "memory", "latency", "throughput"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -54,8 +55,9 @@ const envNumber = (name: string, fallback: number) => (process.env[name] ? Numbe
 const quick = flags.quick;
 const settings: Settings = {
   connections: envNumber("BENCH_CONNECTIONS", 16),
-  seconds: envNumber("BENCH_SECONDS", quick ? 3 : 6),
-  rounds: envNumber("BENCH_ROUNDS", quick ? 1 : 2),
+  seconds: envNumber("BENCH_SECONDS", quick ? 2 : 6),
+  // At least two rounds, so contenders alternate (A B C, then B C A) and drift on the machine hits all alike.
+  rounds: envNumber("BENCH_ROUNDS", 2),
   warmup: quick ? 1 : 2,
 };
 // The delivery benchmarks read no orders: alone, they get just the stores their tenants need.
@@ -72,6 +74,8 @@ const throughputBaselineSeconds = quick ? 5 : 10;
 const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 1600);
 const profileSeconds = quick ? 3 : 8;
 const sequenceSeconds = quick ? 2 : 5;
+/** Token burst of the memory module: concurrent clients × requests each. */
+const tokenBurst = { clients: 200, perClient: quick ? 2 : 5 };
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -143,6 +147,7 @@ async function main(): Promise<void> {
     const { secret, credentials } = await createApplications(database!.url, plans);
     const all = await fetchTokens(api.baseUrl, secret, credentials);
     return {
+      clientSecret: secret,
       tenants: all.slice(0, regular.length),
       deepTenants: all.slice(regular.length, regular.length + DEEP_TENANTS),
       sandboxTenants: all.slice(regular.length + DEEP_TENANTS),
@@ -160,6 +165,7 @@ async function main(): Promise<void> {
   if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
   if (wants("feed")) results.push(await timed("event feed", () => benchEventFeed(ctx)));
   if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
+  if (wants("memory")) results.push(await timed("memory", () => benchMemory(ctx, tokenBurst.clients, tokenBurst.perClient)));
   if (wants("latency") || wants("throughput")) {
     const receiver = await startReceiver();
     try {
@@ -220,7 +226,16 @@ main()
   .catch(async (e: unknown) => {
     process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     if (logDir) {
-      for (const name of ["api", "worker", "baseline-pg", "baseline-prisma", "api-profiled", "queue-baseline"]) {
+      for (const name of [
+        "api",
+        "worker",
+        "baseline-pg-sql",
+        "baseline-pg-js",
+        "baseline-fastify-prisma",
+        "baseline-prisma-route",
+        "api-profiled",
+        "queue-baseline",
+      ]) {
         const text = await readFile(join(logDir, `${name}.log`), "utf8").catch(() => "");
         if (text) process.stderr.write(`--- last lines of ${name}.log\n${text.split("\n").slice(-15).join("\n")}\n`);
       }

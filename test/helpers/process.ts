@@ -11,7 +11,12 @@ export interface ServiceProcess {
 
 /** Runs one of our CLIs (`src/cli/<name>.ts`) as a real child process and captures its output. */
 export function runCli(name: string, args: string[], env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", `src/cli/${name}.ts`, ...args], {
+  return runScript(`src/cli/${name}.ts`, args, env);
+}
+
+/** Runs a TypeScript file of the repository (a path from its root) as a real child process and captures its output. */
+export function runScript(script: string, args: string[], env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,13 +1,16 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/platform/db/prisma.js";
+import { randomUUID } from "node:crypto";
+import type { JWTPayload } from "jose";
+import type { Customer, Environment, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../../src/platform/db/prisma.js";
+import { ApiError, forbidden, insufficientScope, invalidRequest } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
+import { toProblem } from "../../../src/http/problem.js";
+import { SIGNING_ALG } from "../../../src/platform/auth/keys.js";
+import { TOKEN_AUDIENCE } from "../../../src/platform/auth/tokens.js";
 
 /**
- * An order in the REST response shape (the fields and field order the façade's GraphQL documents produce, so
- * responses compare byte for byte), for every baseline; and, for the bare ones, (a) and (b′), the tenant taken
- * from the bearer token, the two routes and a plain node:http server. The bare baselines deliberately skip what
- * the service adds around the query: signature verification, grant lookup, rate limiting, input validation,
- * request logs and metrics. Baseline (b) keeps all of that (prisma-route-server.ts).
+ * What the read baselines share: an order in the REST response shape (the fields and field order the façade's
+ * GraphQL documents produce) mapped from Prisma rows, for (b) and the Fastify + Prisma peer; the token checks and
+ * problem-details bodies of (a) and the peer; and the event feed baseline's token shortcut.
  */
 
 export type FullOrder = Order & {
@@ -92,7 +95,7 @@ export function pageBody(rows: FullOrder[], limit: number): Record<string, unkno
   return { data: data.map(orderBody), pagination: { hasMore, cursor: last, nextCursor: last } };
 }
 
-/** The store of the token's `tenant_id` claim, read without verifying the signature (the baselines' shortcut). */
+/** The store of the token's `tenant_id` claim, read without verifying the signature (the feed baseline's shortcut). */
 export function tenantStoreId(authorization: string | undefined, storeIdByCode: ReadonlyMap<string, string>): string | null {
   const token = authorization?.startsWith("Bearer ") ? authorization.slice(7) : "";
   const payload = token.split(".")[1];
@@ -112,54 +115,45 @@ export interface OrderSource {
   detail(storeId: string, id: string): Promise<FullOrder | null>;
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text) });
-  res.end(text);
+/** What the read baselines check of a verified token, as the service does (src/platform/auth/tokens.ts). */
+export const TOKEN_CHECKS = {
+  algorithms: [SIGNING_ALG],
+  audience: TOKEN_AUDIENCE,
+  requiredClaims: ["sub", "tenant_id", "environment", "scope", "jti", "exp", "iat"],
+};
+
+/** Who a verified token speaks for, as far as the order reads need. */
+export interface ReaderClaims {
+  clientId: string;
+  storeCode: string;
+  environment: Environment;
 }
 
-async function route(req: IncomingMessage, res: ServerResponse, source: OrderSource, stores: ReadonlyMap<string, string>): Promise<void> {
-  const url = new URL(req.url ?? "/", "http://localhost");
-  const storeId = tenantStoreId(req.headers.authorization, stores);
-  if (!storeId) return send(res, 401, { code: "UNAUTHORIZED" });
-  if (req.method === "GET" && url.pathname === "/public/v1/orders") {
-    const limit = Number(url.searchParams.get("limit") ?? 20);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return send(res, 400, { code: "INVALID_REQUEST" });
-    return send(res, 200, pageBody(await source.list(storeId, limit + 1), limit));
-  }
-  const m = /^\/public\/v1\/orders\/([^/]+)$/.exec(url.pathname);
-  if (req.method === "GET" && m && isUuid(m[1])) {
-    const order = await source.detail(storeId, m[1]);
-    return order ? send(res, 200, orderBody(order)) : send(res, 404, { code: "NOT_FOUND" });
-  }
-  send(res, 404, { code: "NOT_FOUND" });
+/** The claims of a verified token, or the service's error: malformed claims (401) or no `orders:read` scope (403). */
+export function orderReader(payload: JWTPayload): ReaderClaims | ApiError {
+  const { sub, tenant_id, environment, scope } = payload;
+  if (typeof sub !== "string" || typeof tenant_id !== "string" || typeof scope !== "string") return INVALID_TOKEN;
+  if (environment !== "SANDBOX" && environment !== "PRODUCTION") return INVALID_TOKEN;
+  return scope.split(" ").includes("orders:read") ? { clientId: sub, storeCode: tenant_id, environment } : insufficientScope("orders:read");
+}
+
+/** The bearer token of an Authorization header, or the service's 401 when there is none. */
+export function bearer(authorization: string | undefined): string | ApiError {
+  if (!authorization) return NO_TOKEN;
+  return authorization.startsWith("Bearer ") ? authorization.slice(7) : INVALID_TOKEN;
 }
 
 /**
- * Serves the two routes on 127.0.0.1 (PORT, default any) and prints `{"msg":"listening","port":N}` like the API
- * does. SIGTERM closes the server and calls `close`.
+ * The service's problem-details body for an error, with the request id the client sent in `x-request-id` (a
+ * fresh one otherwise), so the bench can compare error bodies in full.
  */
-export async function serveBaseline(
-  name: string,
-  loadStores: () => Promise<Map<string, string>>,
-  source: OrderSource,
-  close: () => Promise<void>,
-): Promise<void> {
-  const stores = await loadStores();
-  const server = createServer((req, res) => {
-    route(req, res, source, stores).catch((err: unknown) => {
-      process.stderr.write(`${name}: ${err instanceof Error ? err.stack : String(err)}\n`);
-      if (!res.headersSent) send(res, 500, { code: "INTERNAL_SERVER_ERROR" });
-      else res.destroy();
-    });
-  });
-  server.keepAliveTimeout = 5_000;
-  server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", () => {
-    const address = server.address();
-    process.stdout.write(`${JSON.stringify({ msg: "listening", name, port: typeof address === "object" && address ? address.port : 0 })}\n`);
-  });
-  process.on("SIGTERM", () => {
-    server.closeAllConnections();
-    server.close(() => void close().finally(() => process.exit(0)));
-  });
+export function problemText(err: ApiError, baseUrl: string, path: string, requestIdHeader: string | string[] | undefined): { status: number; text: string } {
+  const requestId = typeof requestIdHeader === "string" && isUuid(requestIdHeader) ? requestIdHeader : randomUUID();
+  const { problem } = toProblem(err, { baseUrl, instance: path, requestId, traceId: requestId.replace(/-/g, "") });
+  return { status: problem.status, text: JSON.stringify(problem) };
 }
+
+export const NO_TOKEN = new ApiError("UNAUTHORIZED", "This route needs an access token: send Authorization: Bearer <access_token>.");
+export const INVALID_TOKEN = new ApiError("INVALID_TOKEN", "The access token is malformed, wrongly signed, expired or not issued by this service.");
+export const NO_GRANT = forbidden("This token's Application holds no active grant on its store in its environment.");
+export const NOT_SERVED = invalidRequest("This baseline serves GET /public/v1/orders?limit= (first pages) and GET /public/v1/orders/{id} only.");

@@ -3,15 +3,15 @@ import type { OrderSource } from "./common.js";
 
 /**
  * The include, orderings and relation load strategy the façade's resolvers ask Prisma for (src/modules/orders/graphql.ts),
- * so both Prisma baselines send the same single joined statement as the façade.
+ * so baseline (b) sends the same single joined statement as the façade; the Fastify + Prisma peer uses the includes.
  */
-const LIST_INCLUDE = {
+export const LIST_INCLUDE = {
   customer: true,
   items: { orderBy: [{ position: "asc" }, { id: "asc" }], include: { additionals: { orderBy: [{ name: "asc" }, { id: "asc" }] } } },
   payments: { orderBy: { id: "asc" } },
 } satisfies Prisma.OrderInclude;
 
-const DETAIL_INCLUDE = {
+export const DETAIL_INCLUDE = {
   ...LIST_INCLUDE,
   statusHistory: { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] },
 } satisfies Prisma.OrderInclude;

@@ -21,8 +21,8 @@ export interface Service {
   spawnedAt: number;
   /** Resolves with the exit code when the process ends. */
   exited: Promise<number | null>;
-  /** Resident set size in MiB, from /proc. */
-  rssMiB(): number;
+  /** The highest resident set size the process has had in its lifetime (VmHWM), in MiB, from /proc. */
+  peakRssMiB(): number;
   /** CPU time (user + system) the process has used so far, in seconds, from /proc. */
   cpuSeconds(): number;
   stop(): Promise<number | null>;
@@ -59,7 +59,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     logFile,
     spawnedAt,
     exited,
-    rssMiB: () => rssMiB(child.pid ?? 0),
+    peakRssMiB: () => peakRssMiB(child.pid ?? 0),
     cpuSeconds: () => cpuSeconds(child.pid ?? 0),
     async stop() {
       running.delete(service);
@@ -90,10 +90,10 @@ export async function startService(opts: StartOptions): Promise<Service> {
   }
 }
 
-function rssMiB(pid: number): number {
+function peakRssMiB(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    const kb = /^VmHWM:\s+(\d+) kB/m.exec(status);
     return kb ? Number(kb[1]) / 1024 : 0;
   } catch {
     return 0;
@@ -133,18 +133,6 @@ export function treeCpuSeconds(pid: number): number {
     if (fields && Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
   }
   return ticks / TICKS_PER_SECOND;
-}
-
-/** Samples a process's RSS every `everyMs` until stopped; returns the peak in MiB. */
-export function watchRss(service: Service, everyMs = 250): { stop(): number } {
-  let peak = service.rssMiB();
-  const timer = setInterval(() => (peak = Math.max(peak, service.rssMiB())), everyMs);
-  return {
-    stop() {
-      clearInterval(timer);
-      return Math.max(peak, service.rssMiB());
-    },
-  };
 }
 
 export async function stopAll(): Promise<void> {

@@ -52,18 +52,21 @@ export function verdictTable(verdicts: readonly Verdict[]): string {
   );
 }
 
+/** CPU per request (server + database when both are measured) first: the figure the verdicts use. */
 function measurementTable(measurements: readonly Measurement[]): string {
+  const ms = (n: number | undefined) => (n === undefined ? "—" : fmt.ms(n));
   return markdownTable(
-    ["benchmark", "server", "requests", "req/s", "p50", "p99", "server CPU per request", "database CPU per request", "failures"],
+    ["benchmark", "server", "CPU per request", "server CPU", "database CPU", "req/s", "p50", "p99", "requests", "failures"],
     measurements.map((m) => [
       m.benchmark,
       m.server,
-      fmt.int(m.requests),
+      ms(m.cpuMsPerRequest === undefined ? undefined : m.cpuMsPerRequest + (m.databaseCpuMsPerRequest ?? 0)),
+      ms(m.cpuMsPerRequest),
+      ms(m.databaseCpuMsPerRequest),
       fmt.int(m.rps),
       fmt.ms(m.p50),
       fmt.ms(m.p99),
-      m.cpuMsPerRequest === undefined ? "—" : fmt.ms(m.cpuMsPerRequest),
-      m.databaseCpuMsPerRequest === undefined ? "—" : fmt.ms(m.databaseCpuMsPerRequest),
+      fmt.int(m.requests),
       String(m.failures),
     ]),
   );

@@ -13,6 +13,8 @@ import {
   isNonNullType,
   isObjectType,
   isUnionType,
+  Kind,
+  type DocumentNode,
   type GraphQLField,
   type GraphQLInputObjectType,
   type GraphQLInputType,
@@ -25,10 +27,10 @@ const MESH_DIR = join(ROOT, "mesh");
 const BUILT = join(MESH_DIR, ".mesh");
 const STAMP = join(BUILT, "built-from.sha256");
 
-/** What the built mesh depends on: the document and the mesh config. */
+/** What the built mesh depends on: the document, the mesh config and its transform. */
 function inputsHash(): string {
   const hash = createHash("sha256");
-  for (const file of ["schema/openapi.json", "mesh/.meshrc.yaml"]) hash.update(readFileSync(join(ROOT, file)));
+  for (const file of ["schema/openapi.json", "mesh/.meshrc.yaml", "mesh/response-view.ts"]) hash.update(readFileSync(join(ROOT, file)));
   return hash.digest("hex");
 }
 
@@ -62,17 +64,31 @@ export interface MeshRunner {
 /** The typed SDK: one method per operation, `<operationId>_query` or `<operationId>_mutation`. */
 export type MeshSdk = Record<string, (variables?: Record<string, unknown>) => Promise<Record<string, unknown>>>;
 
+const isDocument = (value: unknown): value is DocumentNode => typeof value === "object" && value !== null && "kind" in value && value.kind === Kind.DOCUMENT;
+
+export interface BuiltMesh {
+  mesh: MeshRunner;
+  schema: GraphQLSchema;
+  sdk: (context: Record<string, unknown>) => MeshSdk;
+  /** The operations the SDK sends, one per method, by method name (`getStore_query`). */
+  sdkDocuments: Record<string, DocumentNode>;
+}
+
 /** The built mesh, executing against MESH_API_BASE_URL. */
-export async function loadMesh(): Promise<{ mesh: MeshRunner; schema: GraphQLSchema; sdk: (context: Record<string, unknown>) => MeshSdk }> {
+export async function loadMesh(): Promise<BuiltMesh> {
   const built = (await import(/* @vite-ignore */ join(BUILT, "index.ts"))) as {
     getBuiltMesh(): Promise<MeshRunner>;
     getMeshSDK(context: Record<string, unknown>): MeshSdk;
-  };
+  } & Record<string, unknown>;
   const mesh = await built.getBuiltMesh();
-  // The SDL, read with our own graphql: only strings cross between it and the Mesh's runtime.
+  // The SDL, read with our own graphql: only strings cross between it and the Mesh's runtime (the SDK's
+  // documents are plain AST objects).
   // assumeValidSDL: the Mesh marks oneOf inputs `@oneOf(subgraph: …)`, an argument graphql's built-in @oneOf lacks.
   const schema = buildSchema(readFileSync(join(BUILT, "schema.graphql"), "utf8"), { assumeValidSDL: true });
-  return { mesh, schema, sdk: (context) => built.getMeshSDK(context) };
+  const sdkDocuments: Record<string, DocumentNode> = {};
+  for (const [name, value] of Object.entries(built))
+    if (name.endsWith("Document") && isDocument(value)) sdkDocuments[name.slice(0, -"Document".length)] = value;
+  return { mesh, schema, sdk: (context) => built.getMeshSDK(context), sdkDocuments };
 }
 
 /** A selection of every field, through unions, down to `depth` levels. */
