@@ -30,6 +30,11 @@ export interface ResponseSpec {
    * root field (the body is `data.<field>`). A route whose body wraps or unwraps the data says so here.
    */
   body?: (at: SelectionAt) => JsonSchema;
+  /**
+   * The OpenAPI component a body that is not one named fragment becomes (`OrderPage`): every success body is
+   * named, so generated clients get a type name instead of `listOrders_200_response`.
+   */
+  component?: string;
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
 

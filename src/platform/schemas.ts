@@ -7,6 +7,14 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./schema/pagination.js";
 
 export const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: "null" }] });
 
+/** The value branch of a `nullable` schema (a selected nullable field that a response always carries). */
+export function nonNull(schema: JsonSchema): JsonSchema {
+  const [value, none] = Array.isArray(schema.anyOf) ? schema.anyOf : [];
+  const isNull = typeof none === "object" && none !== null && "type" in none && none.type === "null";
+  if (!isNull || typeof value !== "object" || value === null) throw new Error("nonNull: the schema is not a nullable one");
+  return { ...value };
+}
+
 export const uuid: JsonSchema = { type: "string", format: "uuid" };
 
 export const dateTime: JsonSchema = { type: "string", format: "date-time" };
@@ -51,5 +59,8 @@ export const shortText = (max: number, description?: string): JsonSchema => ({
   ...(description ? { description } : {}),
 });
 
-/** Stored as int4 cents, hence the maximum. */
-export const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01 };
+/**
+ * Stored as int4 cents, hence the maximum. The server checks the two decimals with `multipleOf` (with a float
+ * tolerance, src/platform/validate.ts); responses say it with `x-decimal-places` only.
+ */
+export const amount: JsonSchema = { type: "number", minimum: 0, maximum: MAX_AMOUNT, multipleOf: 0.01, "x-decimal-places": 2 };

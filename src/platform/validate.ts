@@ -13,8 +13,9 @@ import type { JsonSchema } from "./route.js";
  */
 
 function makeAjv(coerce: boolean): Ajv {
-  // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point.
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true, multipleOfPrecision: 6 });
+  // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point. discriminator: a `oneOf` told
+  // apart by a property (StatusChange) reports the errors of the branch its value picks, not of every branch.
+  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true, multipleOfPrecision: 6, discriminator: true });
   addFormats(ajv);
   // The service's own rules replace ajv-formats' looser ones (which take `urn:uuid:` ids, year 0000, leap seconds).
   ajv.addFormat("uuid", { type: "string", validate: isUuid });
@@ -62,6 +63,18 @@ function fieldOf(e: ErrorObject, part: InputPart): string {
   return `${parts}${missing}`.replace(/^\./, "") || part;
 }
 
+/**
+ * A discriminator's error as the plain keyword it stands for, with its property named as `required` names one:
+ * the property missing, not a string, or a value no branch takes.
+ */
+function discriminated(e: ErrorObject): ErrorObject {
+  const { error, tag, tagValue } = e.params as { error: "tag" | "mapping"; tag: string; tagValue: unknown };
+  const at = { ...e, instancePath: `${e.instancePath}/${tag}` };
+  if (error === "mapping") return { ...at, keyword: "enum", message: "must be equal to one of the allowed values" };
+  if (tagValue === undefined) return { ...e, keyword: "required", params: { missingProperty: tag }, message: `must have required property '${tag}'` };
+  return { ...at, keyword: "type", params: { type: "string" }, message: "must be string" };
+}
+
 function messageOf(e: ErrorObject, field: string): string {
   const hint = e.keyword === "format" ? FORMAT_HINTS[(e.params as { format: string }).format] : undefined;
   return `${field} ${hint ?? e.message ?? "is invalid"}`;
@@ -70,7 +83,8 @@ function messageOf(e: ErrorObject, field: string): string {
 function violationsOf(errors: ErrorObject[], part: InputPart): Violation[] {
   const seen = new Set<string>();
   const violations: Violation[] = [];
-  for (const e of errors) {
+  for (const raw of errors) {
+    const e = raw.keyword === "discriminator" ? discriminated(raw) : raw;
     // `oneOf`/`anyOf`/`if` wrappers repeat what their branches already said, and a nullable's null branch
     // ("must be null") only restates that the value failed the other one.
     if (["oneOf", "anyOf", "if", "not"].includes(e.keyword)) continue;

@@ -1,6 +1,7 @@
 import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
 import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
 import { DELIVERED_EVENTS } from "../modules/events/types.js";
+import { WEBHOOK_EVENT_COMPONENT } from "../modules/events/schema.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
 import type { JsonSchema } from "../platform/route.js";
@@ -275,10 +276,18 @@ export const eventSchemaName = (type: string) => `${pascal(type)}Event`;
 
 /**
  * One envelope schema per event type, spelled out rather than composed with allOf so that
- * readers and tools see the single eventType and the payload of that event.
+ * readers and tools see the single eventType and the payload of that event; and WebhookEvent, any of them,
+ * told apart by `eventType` (the feed's items, a delivery's payload).
  */
 export function eventSchemas(): Record<string, JsonSchema> {
-  const schemas: Record<string, JsonSchema> = {};
+  const types = Object.keys(DELIVERED_EVENTS);
+  const schemas: Record<string, JsonSchema> = {
+    [WEBHOOK_EVENT_COMPONENT]: {
+      description: "Any event's envelope, as webhooks deliver it and the event feed returns it; `eventType` says which.",
+      oneOf: types.map((type) => ref("schemas", eventSchemaName(type))),
+      discriminator: { propertyName: "eventType", mapping: Object.fromEntries(types.map((type) => [type, `#/components/schemas/${eventSchemaName(type)}`])) },
+    },
+  };
   for (const [type, event] of Object.entries(DELIVERED_EVENTS)) {
     schemas[eventSchemaName(type)] = {
       type: "object",
@@ -308,8 +317,8 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     in: "header",
     required: true,
     description:
-      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>`. Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
-    schema: { type: "string", pattern: "^t=\\d+,v1=[0-9a-f]{64}$" },
+      "`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the endpoint secret over `<t>.<raw body>`. During a secret rotation it carries one `v1` per secret (`t=…,v1=<new>,v1=<old>`): accept the delivery when any of them matches. Verify on the raw body before parsing, compare in constant time, reject when |now - t| > 300 s.",
+    schema: { type: "string", pattern: "^t=\\d+(,v1=[0-9a-f]{64})+$" },
   },
   { name: "X-Service-Event-Id", in: "header", required: true, description: "Equals the body's eventId", schema: { type: "string", format: "uuid" } },
   { name: "X-Service-Event-Type", in: "header", required: true, description: "Equals the body's eventType", schema: { type: "string" } },

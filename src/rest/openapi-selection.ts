@@ -22,7 +22,7 @@ import type { JsonSchema, SelectionAt } from "../platform/route.js";
  * shape is declared once (the Pothos type and the selection). Every selected field is required, since GraphQL
  * always sends it; a nullable field is `anyOf [x, null]`; descriptions are the GraphQL field's (or the object
  * type's). A selection that is exactly one named fragment becomes `$ref` to a component of the fragment's
- * name; a spread next to other fields is merged in. What GraphQL types cannot say (money's multipleOf, a
+ * name; a spread next to other fields is merged in. What GraphQL types cannot say (money's decimal places, a
  * minimum, a JSON scalar's known keys) comes from the field's or scalar's `extensions.jsonSchema`.
  */
 
@@ -102,6 +102,22 @@ export class SelectionSchemas {
     return { $ref: `#/components/schemas/${name}` };
   }
 
+  /**
+   * An object field whose REST schema is declared elsewhere (a `$ref` in its `extensions.jsonSchema`, e.g. the
+   * webhook envelope) is published as that schema, so its selection must take every field of the type.
+   */
+  private published(
+    type: GraphQLObjectType,
+    selections: readonly SelectionNode[],
+    fragments: Map<string, FragmentDefinitionNode>,
+    declared: JsonSchema,
+  ): JsonSchema {
+    const selected = Object.keys(this.object(type, selections, fragments).properties as JsonSchema);
+    const missing = Object.keys(type.getFields()).filter((f) => !selected.includes(f));
+    if (missing.length > 0) throw new Error(`${type.name} is published as one schema: select all of it (missing ${missing.join(", ")})`);
+    return declared;
+  }
+
   private object(type: GraphQLObjectType, selections: readonly SelectionNode[], fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
     const properties: Record<string, JsonSchema> = {};
     const visit = (nodes: readonly SelectionNode[]) => {
@@ -130,9 +146,11 @@ export class SelectionSchemas {
 
   private field(field: GraphQLField<unknown, unknown>, selections: readonly SelectionNode[], fragments: Map<string, FragmentDefinitionNode>): JsonSchema {
     const { description: annotated, ...constraints } = annotation(field.extensions);
-    const description = field.description ?? annotated;
+    // The field's own description first, then what its annotation adds (money: "at most two decimals").
+    const parts = [field.description, typeof annotated === "string" ? annotated : undefined].filter((d): d is string => Boolean(d));
+    const description = parts.length > 1 ? parts.map((d) => d.replace(/\.?$/, ".")).join(" ") : parts[0];
     const schema = this.type(field.type, selections, fragments, constraints);
-    return typeof description === "string" ? { ...schema, description } : schema;
+    return description ? { ...schema, description } : schema;
   }
 
   private type(
@@ -153,7 +171,9 @@ export class SelectionSchemas {
   ): JsonSchema {
     if (isListType(type)) return { type: "array", items: this.type(type.ofType, selections, fragments, constraints) };
     const named = getNamedType(type);
-    if (isObjectType(named)) return this.selection(named, selections, fragments);
+    if (isObjectType(named)) {
+      return typeof constraints.$ref === "string" ? this.published(named, selections, fragments, constraints) : this.selection(named, selections, fragments);
+    }
     if (isEnumType(named)) return { type: "string", enum: named.getValues().map((v) => v.name), ...constraints };
     if (isScalarType(named)) {
       const base = BUILT_IN_SCALARS[named.name] ?? annotation(named.extensions);

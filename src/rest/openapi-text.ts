@@ -8,6 +8,9 @@ import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../platform/input.js";
 export const API_TITLE = "Partner Platform API";
 export const API_VERSION = "1.0.0";
 
+/** Who partners write to; the document adds the reference page's address (\`<base_url>/docs\`) as its url. */
+export const API_CONTACT = { name: "Partner support (quote the X-Request-Id or traceId of the call)" };
+
 export const API_SUMMARY = "Read a store's orders, customers and catalog, move orders through their lifecycle and receive signed webhooks.";
 
 export const API_DESCRIPTION = `

@@ -9,7 +9,7 @@ import * as webhookSchemas from "../modules/webhooks/schemas.js";
 import { acceptsIdempotencyKey, type Route, type JsonSchema } from "../platform/route.js";
 import { attachExamples } from "./openapi-attach.js";
 import { SelectionSchemas } from "./openapi-selection.js";
-import { API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
+import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
   HEADERS,
   PARAMETERS,
@@ -109,7 +109,26 @@ class SchemaRegistry {
   }
 
   private copy(value: object): JsonSchema {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.walk(v)]));
+    const copy: JsonSchema = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.walk(v)]));
+    const mapping = this.mapping(value);
+    return mapping ? { ...copy, discriminator: { ...(copy.discriminator as JsonSchema), mapping } } : copy;
+  }
+
+  /**
+   * A discriminator's mapping, from the values each named branch's property takes: without one, tools read the
+   * value as the component's name. The server's ajv needs none (it reads the branches' enums).
+   */
+  private mapping(value: object): Record<string, string> | null {
+    if (!("discriminator" in value) || !("oneOf" in value) || !Array.isArray(value.oneOf)) return null;
+    const { propertyName } = value.discriminator as { propertyName: string };
+    const mapping: Record<string, string> = {};
+    for (const branch of value.oneOf as JsonSchema[]) {
+      const name = this.names.get(branch);
+      const property = (branch.properties as Record<string, JsonSchema> | undefined)?.[propertyName];
+      if (!name || !Array.isArray(property?.enum)) throw new Error(`discriminator ${propertyName}: each oneOf branch is a named schema with an enum of it`);
+      for (const v of property.enum) mapping[String(v)] = `#/components/schemas/${name}`;
+    }
+    return mapping;
   }
 }
 
@@ -120,14 +139,30 @@ function parameter(name: string, where: "path" | "query", schema: JsonSchema, re
 }
 
 /** The success body's schema: the route's own pick of its selection, or its one root field's selection. */
-function responseSchema(route: Route, selections: SelectionSchemas): JsonSchema {
+function selectedBody(route: Route, selections: SelectionSchemas): JsonSchema {
   const { at, rootFields } = selections.of(route.document, route.operationId);
   if (route.response.body) return route.response.body(at);
   if (rootFields.length !== 1) throw new Error(`${route.operationId}: say which part of the result is the body (response.body)`);
   return at(rootFields[0]);
 }
 
-function operationOf(route: Route, registry: SchemaRegistry, selections: SelectionSchemas): OpenApiOperation {
+/** The success body as a $ref: to its fragment's component, or to the component the route names (registered here). */
+function responseSchema(route: Route, selections: SelectionSchemas, named: Record<string, JsonSchema>): JsonSchema {
+  const body = selectedBody(route, selections);
+  const name = route.response.component;
+  if (!name) {
+    if (typeof body.$ref !== "string" || Object.keys(body).length !== 1) {
+      throw new Error(`${route.operationId}: the response body is not one named fragment; name its component (response.component)`);
+    }
+    return body;
+  }
+  const printed = JSON.stringify(body);
+  if (name in named && JSON.stringify(named[name]) !== printed) throw new Error(`${route.operationId}: another body is already named ${name}`);
+  named[name] = body;
+  return ref("schemas", name);
+}
+
+function operationOf(route: Route, registry: SchemaRegistry, selections: SelectionSchemas, named: Record<string, JsonSchema>): OpenApiOperation {
   const parameters: JsonSchema[] = [];
   for (const [name, schema] of Object.entries(route.pathParams?.properties ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
   const required = new Set(route.query?.required ?? []);
@@ -144,7 +179,7 @@ function operationOf(route: Route, registry: SchemaRegistry, selections: Selecti
     successHeaders[name] = { description: header.description, schema: registry.use(header.schema) };
   }
   const success: JsonSchema = { description: route.response.description, headers: successHeaders };
-  if (route.status !== 204) success.content = { "application/json": { schema: responseSchema(route, selections) } };
+  if (route.status !== 204) success.content = { "application/json": { schema: responseSchema(route, selections, named) } };
   const responses: Record<string, JsonSchema> = { [String(route.status)]: success };
   Object.assign(responses, problems(errorStatuses(route)));
 
@@ -196,7 +231,12 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
     for (const p of PLATFORM_OPERATIONS) if (p.first === first) add(p.path, p.method, p.operation as OpenApiOperation);
   };
   platform(true);
-  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections));
+  const named: Record<string, JsonSchema> = {};
+  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections, named));
+  for (const name of Object.keys(named)) {
+    if (name in ownSchemas || name in selections.components || name in registry.components)
+      throw new Error(`response component ${name} collides with another component`);
+  }
   platform(false);
 
   const used = new Set<number>();
@@ -221,6 +261,7 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
       version: API_VERSION,
       summary: API_SUMMARY,
       description: API_DESCRIPTION,
+      contact: { ...API_CONTACT, url: `${baseUrl}/docs` },
     },
     servers: [
       {
@@ -229,15 +270,17 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
       },
       {
         url: "{sandbox_url}",
-        description: "sandbox_url: the sandbox address, where published; the same service, so sandbox credentials on base_url are equivalent.",
-        variables: { sandbox_url: { default: baseUrl, description: "Sandbox address" } },
+        // The variable itself carries no description: swagger-parser 13's bundled 3.1 schema rejects one.
+        description:
+          "sandbox_url: the sandbox address, where published (default: base_url); the same service, so sandbox credentials on base_url are equivalent.",
+        variables: { sandbox_url: { default: baseUrl } },
       },
     ],
     tags: tagNames.map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `${name} operations.` })),
     paths,
     webhooks: webhooks(),
     components: {
-      schemas: { ...ownSchemas, ...selections.components, ...registry.components },
+      schemas: { ...ownSchemas, ...selections.components, ...named, ...registry.components },
       parameters: PARAMETERS,
       headers: HEADERS,
       responses,

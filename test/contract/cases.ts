@@ -361,11 +361,6 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
         body: { status: "DISPATCHED" },
       }),
     },
-    {
-      name: "cancelling without a reason is 400",
-      status: 400,
-      run: async ({ app, tenant }) => ({ path: { id: (await createOrder(app.services.db, tenant.storeId)).id }, body: { status: "CANCELLED" } }),
-    },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { status: "CONFIRMED" } }) },
     {
       name: "an Idempotency-Key reused with another body is 409 IDEMPOTENCY_CONFLICT",

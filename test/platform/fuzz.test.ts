@@ -228,6 +228,8 @@ function memo(build: (schema: JsonSchema) => fc.Arbitrary<unknown>): (schema: Js
 /** Values a schema accepts, with the store's real ids for uuids (a request may still fail for another reason). */
 const validOf = memo((schema) => {
   const s = variantOf(schema);
+  // A body that is one of several (StatusChange): a value of any branch.
+  if (Array.isArray(s.oneOf)) return fc.oneof(...(s.oneOf as JsonSchema[]).map((branch) => validOf(branch)));
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   switch (s.type) {
     case "boolean":
@@ -260,6 +262,7 @@ const withUnstorable = (text: fc.Arbitrary<unknown>, chars = UNSTORABLE_CHARS): 
 /** A value of the schema that is valid but for one leaf the database cannot store: text, a date or a number. */
 const hostileOf: (schema: JsonSchema) => fc.Arbitrary<unknown> = memo((schema) => {
   const s = variantOf(schema);
+  if (Array.isArray(s.oneOf)) return fc.oneof(...(s.oneOf as JsonSchema[]).map((branch) => hostileOf(branch)));
   if (s.type === "object") {
     const props = propertiesOf(s);
     if (props.length === 0) return withUnstorable(fc.constantFrom(...SAMPLE_TEXT));

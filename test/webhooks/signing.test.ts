@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { generateWebhookSecret, secretPrefix } from "../../src/modules/webhooks/secret.js";
 import { signatureHeader } from "../../src/modules/webhooks/signing.js";
@@ -77,6 +78,19 @@ describe("signatureHeader", () => {
     expect(verify(`t=${t},${first}`, body, previous, t)).toBe(false);
     // An unrelated secret does not verify.
     expect(verify(header, body, generateWebhookSecret(), t)).toBe(false);
+  });
+
+  it("matches the header's published pattern, with one secret and with two (rotation)", () => {
+    const doc: { webhooks: Record<string, { post: { parameters: { name: string; schema: { pattern?: string } }[] } }> } = JSON.parse(
+      readFileSync(new URL("../../schema/openapi.json", import.meta.url), "utf8"),
+    );
+    const patterns = Object.values(doc.webhooks).map((w) => w.post.parameters.find((p) => p.name === "X-Service-Signature")?.schema.pattern);
+    expect(new Set(patterns).size).toBe(1);
+    const published = new RegExp(patterns[0] ?? "(no pattern)");
+    const body = '{"a":1}';
+    expect(signatureHeader([generateWebhookSecret()], now(), body)).toMatch(published);
+    expect(signatureHeader([generateWebhookSecret(), generateWebhookSecret()], now(), body)).toMatch(published);
+    expect(`t=${now()},v1=abc`).not.toMatch(published);
   });
 
   it("fails verification when the body is tampered with", () => {

@@ -31,6 +31,7 @@ export const catalogRoutes = [
     status: 200,
     response: {
       description: "The active categories",
+      component: "CategoryList",
       body: (at) => ({ type: "object", required: ["data"], properties: { data: at("categories") } }),
     },
   }),
@@ -55,7 +56,7 @@ export const catalogRoutes = [
     variables: ({ query }, read) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
     respond: (data) => ({ body: data.products }),
     status: 200,
-    response: { description: "A page of products" },
+    response: { description: "A page of products", component: "ProductPage" },
   }),
   defineRoute({
     operationId: "getProductById",

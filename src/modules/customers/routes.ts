@@ -41,7 +41,7 @@ export const customerRoutes = [
     }),
     respond: (data) => ({ body: data.customers }),
     status: 200,
-    response: { description: "A page of customers" },
+    response: { description: "A page of customers", component: "CustomerPage" },
   }),
   defineRoute({
     operationId: "getCustomerById",

@@ -3,6 +3,7 @@ import { builder } from "../../platform/schema/builder.js";
 import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { EVENT_SCOPES, EVENT_TYPES } from "./types.js";
+import { WEBHOOK_EVENT_SCHEMA } from "./schema.js";
 import { OPERATIONAL_EVENT_TYPES } from "../webhooks/events.js";
 import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
@@ -30,7 +31,8 @@ export const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implemen
 const EventPage = builder.objectRef<FeedPage>("EventPage").implement({
   description: "A page of the event feed. pagination.nextCursor is never null: pass it back as `after` to read on.",
   fields: (t) => ({
-    data: t.field({ type: [StoreEvent], resolve: (page) => page.data }),
+    // Over REST each item is the envelope of its type (WebhookEvent); a selection of it takes every field.
+    data: t.field({ type: [StoreEvent], extensions: { jsonSchema: WEBHOOK_EVENT_SCHEMA }, resolve: (page) => page.data }),
     pagination: t.field({ type: PaginationRef, resolve: (page) => page.pagination }),
   }),
 });

@@ -44,6 +44,7 @@ export const eventRoutes = [
     status: 200,
     response: {
       description: "A page of events",
+      component: "EventPage",
       // The shared Pagination allows a null cursor (the other lists end with one); the feed's never is.
       body: (at) => ({
         type: "object",

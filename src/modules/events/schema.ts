@@ -21,3 +21,12 @@ export const Uuid = (options: SchemaOptions = {}) => Type.String({ format: "uuid
 
 /** customer.updated and store.updated name the fields the change set. */
 export const ChangedFields = Type.Array(Type.String(), { description: "Names of the fields that changed" });
+
+/** The OpenAPI component that is any delivered event's envelope: a `oneOf` with a discriminator on `eventType`. */
+export const WEBHOOK_EVENT_COMPONENT = "WebhookEvent";
+
+/**
+ * The `extensions.jsonSchema` of what carries a whole envelope (the feed's StoreEvent, a delivery's payload):
+ * its REST schema is the envelope of its event type, which its GraphQL type (data: JSON) cannot say.
+ */
+export const WEBHOOK_EVENT_SCHEMA = { $ref: `#/components/schemas/${WEBHOOK_EVENT_COMPONENT}` };

@@ -16,7 +16,7 @@ export const ORDER_EVENTS = {
     data: Type.Object({
       orderId: Uuid(),
       orderNumber: Type.Integer({ description: "Per-store sequence" }),
-      total: Type.Number(),
+      total: Type.Number({ "x-decimal-places": 2, description: "The order total: an amount with at most two decimals" }),
       type: StringEnum(ORDER_TYPES),
       status: StringEnum(ORDER_STATUSES),
       version: version(),

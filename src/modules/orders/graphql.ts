@@ -23,7 +23,7 @@ import type {
   Prisma,
   Tx,
 } from "../../platform/db/prisma.js";
-import { changeOrderStatus, createOrder, PAYMENT_METHODS } from "./service.js";
+import { changeOrderStatus, createOrder, PAYMENT_METHODS, PAYMENT_STATUSES } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
 
@@ -73,8 +73,8 @@ builder.prismaObject("OrderItem", {
 
 builder.prismaObject("Payment", {
   fields: (t) => ({
-    method: t.exposeString("method", { description: "CASH, CREDIT_CARD, DEBIT_CARD, PIX, ONLINE or VOUCHER" }),
-    status: t.exposeString("status", { description: "PENDING, APPROVED, DECLINED or REFUNDED" }),
+    method: t.exposeString("method", { description: "How the customer pays", extensions: { jsonSchema: { enum: [...PAYMENT_METHODS] } } }),
+    status: t.exposeString("status", { description: "CASH stays PENDING until delivery", extensions: { jsonSchema: { enum: [...PAYMENT_STATUSES] } } }),
     value: t.float({ extensions: MONEY, resolve: (p) => money(p.valueCents) }),
     changeFor: t.float({
       nullable: true,

@@ -63,7 +63,7 @@ export const orderRoutes = [
     }),
     respond: (data) => ({ body: data.orders }),
     status: 200,
-    response: { description: "A page of orders" },
+    response: { description: "A page of orders", component: "OrderPage" },
   }),
   defineRoute({
     operationId: "getOrderById",

@@ -56,16 +56,31 @@ export const CREATE_ORDER_PROPERTIES = {
 
 export const CreateOrderSchema: JsonSchema = { type: "object", required: ["type", "items"], properties: CREATE_ORDER_PROPERTIES };
 
+const reason = (description: string): JsonSchema => ({ type: "string", minLength: 1, maxLength: 500, description });
+
+export const OrderCancellationSchema: JsonSchema = {
+  type: "object",
+  description: "Cancels the order: a reason is required.",
+  required: ["status", "reason"],
+  properties: { status: { type: "string", enum: ["CANCELLED"] }, reason: { ...reason("Why the order is cancelled; not blank"), pattern: "\\S" } },
+};
+
+export const OrderStatusAdvanceSchema: JsonSchema = {
+  type: "object",
+  description: "Moves the order to any status but CANCELLED.",
+  required: ["status"],
+  properties: { status: { type: "string", enum: ORDER_STATUSES.filter((s) => s !== "CANCELLED") }, reason: reason("An optional note") },
+};
+
+/**
+ * One of two named bodies told apart by `status`, so generated clients see that CANCELLED needs a reason. The
+ * server validates with this schema too (ajv's `discriminator`, src/platform/validate.ts).
+ */
 export const StatusChangeSchema: JsonSchema = {
   type: "object",
   required: ["status"],
-  properties: {
-    status: { type: "string", enum: [...ORDER_STATUSES] },
-    reason: { type: "string", minLength: 1, maxLength: 500, description: "Required, and not blank, when status is CANCELLED" },
-  },
-  if: { properties: { status: { const: "CANCELLED" } }, required: ["status"] },
-  // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable.
-  then: { required: ["reason"], properties: { reason: { pattern: "\\S" } } },
+  oneOf: [OrderStatusAdvanceSchema, OrderCancellationSchema],
+  discriminator: { propertyName: "status" },
 };
 
 /* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */

@@ -36,12 +36,14 @@ export interface NewOrder {
 }
 
 export const PAYMENT_METHODS = ["CASH", "CREDIT_CARD", "DEBIT_CARD", "PIX", "ONLINE", "VOUCHER"] as const;
+/** What a payment's status can be (the column is text): cash waits for delivery, the rest arrive approved. */
+export const PAYMENT_STATUSES = ["PENDING", "APPROVED", "DECLINED", "REFUNDED"] as const;
 export const DEFAULT_DELIVERY_FEE_CENTS = 500;
 
 const toCents = (value: number) => Math.round(value * 100);
 
 /** Cash is collected on delivery; any other method is reported by the partner as already approved. */
-function paymentStatusFor(method: string): string {
+function paymentStatusFor(method: string): (typeof PAYMENT_STATUSES)[number] {
   return method === "CASH" ? "PENDING" : "APPROVED";
 }
 

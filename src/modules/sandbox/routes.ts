@@ -1,6 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
-import { locationHeader } from "../../platform/schemas.js";
+import { locationHeader, nonNull } from "../../platform/schemas.js";
 import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
 import { OrderDetailFragment } from "../orders/routes.js";
 import { StoreEventFragment } from "../events/routes.js";
@@ -94,7 +94,7 @@ export const sandboxRoutes = [
     // The selection's event is nullable (catalog.updated has none); a 201 always carries one.
     response: {
       description: "The event fired (202 and the pending change for catalog.updated)",
-      body: (at) => ({ allOf: [at("sandboxFireEvent", "event")], type: "object" }),
+      body: (at) => nonNull(at("sandboxFireEvent", "event")),
     },
   }),
 ];

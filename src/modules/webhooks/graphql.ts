@@ -12,6 +12,7 @@ import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
 import { requestRecovery } from "./recover.js";
 import { envelopeBody } from "./message.js";
+import { WEBHOOK_EVENT_SCHEMA } from "../events/schema.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
@@ -119,7 +120,7 @@ const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
       type: "JSON",
       nullable: true,
       description: "Extension to the contract: the envelope sent (the same on every attempt), as a JSON object; null once the event is past its retention.",
-      extensions: { jsonSchema: { type: "object" } },
+      extensions: { jsonSchema: WEBHOOK_EVENT_SCHEMA },
       select: { eventId: true, store: { select: { code: true } } },
       resolve: async (d, _args, ctx) => {
         const event = await ctx.db.event.findUnique({

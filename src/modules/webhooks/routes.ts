@@ -80,7 +80,7 @@ export const webhookRoutes = [
     variables: () => ({}),
     respond: (data) => ({ body: data.webhookEndpoints }),
     status: 200,
-    response: { description: "Every endpoint of this application and store, oldest first" },
+    response: { description: "Every endpoint of this application and store, oldest first", component: "WebhookEndpointList" },
   }),
   defineRoute({
     operationId: "listWebhookDeliveries",
@@ -108,6 +108,7 @@ export const webhookRoutes = [
     status: 200,
     response: {
       description: "A page of deliveries of this application and store",
+      component: "WebhookDeliveryPage",
       body: (at) => at("webhookDeliveries", "data"),
       headers: {
         "X-Next-Cursor": { description: "Cursor of the next page; absent on the last page", schema: { type: "string" } },
@@ -128,7 +129,7 @@ export const webhookRoutes = [
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.webhookDelivery }),
     status: 200,
-    response: deliveryResponse,
+    response: { ...deliveryResponse, component: "WebhookDeliveryDetail" },
     errors: [404],
   }),
   defineRoute({
@@ -150,6 +151,7 @@ export const webhookRoutes = [
     status: 200,
     response: {
       description: "The delivery's attempts, oldest first",
+      component: "WebhookAttemptList",
       body: (at) => ({ type: "object", required: ["data"], properties: { data: at("webhookDelivery", "attemptLog") } }),
     },
     errors: [404],
@@ -233,7 +235,7 @@ export const webhookRoutes = [
     }),
     respond: (data) => ({ status: 202, body: data.recoverWebhookDeliveries }),
     status: 202,
-    response: { description: "How many deliveries will be sent again" },
+    response: { description: "How many deliveries will be sent again", component: "WebhookRecovery" },
     errors: [404, 422],
   }),
   defineRoute({

@@ -17,7 +17,7 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   "customers:read": "list and read customers",
   "customers:write": "create and update customers",
   "catalog:read": "read categories, products, additionals, prices, availability",
-  "catalog:write": "change prices and descriptions, pause products",
+  "catalog:write": "pause and resume products; prices and descriptions cannot be changed through the API",
   "merchant:read": "read store profile and public settings",
   "webhooks:manage": "register, test, list, delete webhook endpoints and inspect or replay deliveries",
 };

@@ -8,8 +8,12 @@ import type { Page, Pagination } from "./pagination.js";
 /** Money is stored in integer cents and rendered as a JSON number with at most two decimals (1999 → 19.99). */
 export const money = (cents: number): number => cents / 100;
 
-/** The `extensions` of a money field: its REST schema says at most two decimals, which a Float cannot. */
-export const MONEY = { jsonSchema: { multipleOf: 0.01, description: "Amount with at most two decimals" } };
+/**
+ * The `extensions` of a money field: its REST schema says at most two decimals, which a Float cannot. Not as
+ * `multipleOf: 0.01`: in binary floating point 154.2 / 0.01 is not an integer, so default validators would
+ * reject real responses; `x-decimal-places` and the description say it instead.
+ */
+export const MONEY = { jsonSchema: { "x-decimal-places": 2, description: "Amount with at most two decimals" } };
 
 /** The `extensions` of a String field that carries a uuid (a foreign key exposed as text). */
 export const UUID_TEXT = { jsonSchema: { format: "uuid" } };

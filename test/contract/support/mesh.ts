@@ -16,6 +16,7 @@ import {
   Kind,
   type DocumentNode,
   type GraphQLField,
+  type GraphQLInputObjectType,
   type GraphQLInputType,
   type GraphQLNamedType,
   type GraphQLSchema,
@@ -82,7 +83,8 @@ export async function loadMesh(): Promise<BuiltMesh> {
   const mesh = await built.getBuiltMesh();
   // The SDL, read with our own graphql: only strings cross between it and the Mesh's runtime (the SDK's
   // documents are plain AST objects).
-  const schema = buildSchema(readFileSync(join(BUILT, "schema.graphql"), "utf8"));
+  // assumeValidSDL: the Mesh marks oneOf inputs `@oneOf(subgraph: …)`, an argument graphql's built-in @oneOf lacks.
+  const schema = buildSchema(readFileSync(join(BUILT, "schema.graphql"), "utf8"), { assumeValidSDL: true });
   const sdkDocuments: Record<string, DocumentNode> = {};
   for (const [name, value] of Object.entries(built))
     if (name.endsWith("Document") && isDocument(value)) sdkDocuments[name.slice(0, -"Document".length)] = value;
@@ -118,11 +120,29 @@ function enumRaw(value: {
 }
 
 /** Converts a REST value into the Mesh's input for that GraphQL type (enum values by their raw value). */
+/** Whether an input object has every key of the value, with its enum fields listing the value's. */
+function takes(type: GraphQLInputObjectType, value: object): boolean {
+  const fields = type.getFields();
+  return Object.entries(value).every(([k, v]) => {
+    const field = fields[k];
+    if (!field) return false;
+    const named = getNamedType(field.type);
+    return !isEnumType(named) || named.getValues().some((e) => enumRaw(e) === v);
+  });
+}
+
 function toMeshValue(value: unknown, type: GraphQLInputType): unknown {
   if (value === null || value === undefined) return value;
   if (isNonNullType(type)) return toMeshValue(value, type.ofType);
   if (isListType(type)) return Array.isArray(value) ? value.map((v) => toMeshValue(v, type.ofType)) : toMeshValue(value, type.ofType);
   if (isEnumType(type)) return type.getValues().find((v) => enumRaw(v) === value)?.name ?? value;
+  if (isInputObjectType(type) && type.isOneOf && typeof value === "object" && !Array.isArray(value)) {
+    // A oneOf body (StatusChange) is one field per branch: the branch whose enums take the body's values.
+    for (const [name, field] of Object.entries(type.getFields())) {
+      const branch = getNamedType(field.type);
+      if (isInputObjectType(branch) && takes(branch, value)) return { [name]: toMeshValue(value, branch) };
+    }
+  }
   if (isInputObjectType(type) && typeof value === "object" && !Array.isArray(value)) {
     const fields = type.getFields();
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fields[k] ? toMeshValue(v, fields[k].type) : v]));

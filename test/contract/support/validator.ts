@@ -58,7 +58,7 @@ function closeObjects(doc: OpenApiDocument): OpenApiDocument {
 
 /** Checks HTTP exchanges against the OpenAPI document with ajv: status, media type, body and headers. */
 export class ContractValidator {
-  private readonly bodies = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, multipleOfPrecision: 9 });
+  private readonly bodies = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
   private readonly headers = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, coerceTypes: true });
   private readonly compiled = new Map<string, ValidateFunction>();
 
