@@ -130,10 +130,29 @@ export function watchAttempts(services: Services, watcher: (report: AttemptRepor
   watchers.set(services, set);
 }
 
+/**
+ * Decrypted endpoint secrets by ciphertext: an endpoint's deliveries all carry the same ciphertext, so each is
+ * decrypted once rather than once per attempt. A rotation stores a new ciphertext (a new entry); the map is emptied
+ * when it holds SECRET_CACHE_SIZE of them.
+ */
+const SECRET_CACHE_SIZE = 10_000;
+const secretCache = new WeakMap<Services, Map<string, string>>();
+function decryptSecret(services: Services, ciphertext: string): string {
+  const cache = secretCache.get(services) ?? new Map<string, string>();
+  secretCache.set(services, cache);
+  let secret = cache.get(ciphertext);
+  if (secret === undefined) {
+    if (cache.size >= SECRET_CACHE_SIZE) cache.clear();
+    secret = services.box.decrypt(ciphertext);
+    cache.set(ciphertext, secret);
+  }
+  return secret;
+}
+
 async function send(services: Services, deliveryId: string, c: Claimed): Promise<Sent> {
-  const { box, config } = services;
-  const secrets = [box.decrypt(c.secretCiphertext)];
-  if (c.previousSecretCiphertext) secrets.push(box.decrypt(c.previousSecretCiphertext));
+  const { config } = services;
+  const secrets = [decryptSecret(services, c.secretCiphertext)];
+  if (c.previousSecretCiphertext) secrets.push(decryptSecret(services, c.previousSecretCiphertext));
   const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId);
   const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets });
   // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
