@@ -4,7 +4,7 @@ import type { Services } from "../src/platform/services.js";
 import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
-import { workerTuning } from "./tuning.js";
+import { workerPoolSize, workerTuning } from "./tuning.js";
 import { startQueueVacuum } from "./queue-vacuum.js";
 import { guardPool } from "../src/platform/db/pool.js";
 
@@ -14,7 +14,7 @@ export async function startWorker(services: Services, databaseUrl: string, metri
   const pgPool = guardPool(
     new pg.Pool({
       connectionString: databaseUrl,
-      max: services.config.WORKER_CONCURRENCY + 2,
+      max: workerPoolSize(services.config.WORKER_CONCURRENCY),
       connectionTimeoutMillis: services.config.DB_CONNECTION_TIMEOUT_MS,
     }),
     log,

@@ -7,6 +7,13 @@ import type { RunnerOptions } from "graphile-worker";
  * batch of jobs into a local queue and completions made in the same tick commit together. A crash can then re-run a
  * job whose completion had not committed yet: every task of ours is safe to re-run.
  */
+/**
+ * graphile-worker's own connections: its local queue fetches with one and completes in batches with another, and a
+ * task only borrows one to add a job, so a connection per running job would sit idle (and could exceed
+ * max_connections at a high WORKER_CONCURRENCY). Jobs mostly wait on their POSTs and shared statements.
+ */
+export const workerPoolSize = (concurrency: number): number => Math.min(concurrency, 32) + 2;
+
 export function workerTuning(concurrency: number): Pick<RunnerOptions, "concurrency" | "pollInterval" | "preset"> {
   return {
     concurrency,

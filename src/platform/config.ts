@@ -107,7 +107,7 @@ const envSchema = z
     SECRET_HASH_QUEUE: nonNegativeInt.default(DEFAULT_HASHING.queue),
     /** How long a secret hash may wait for a slot before 503; default 2000 ms. */
     SECRET_HASH_WAIT_MS: positiveInt.default(DEFAULT_HASHING.waitMs),
-    WORKER_CONCURRENCY: positiveInt.default(32),
+    WORKER_CONCURRENCY: positiveInt.default(128),
     /** Connections of each process's one database pool (requests, readiness, rate limits); default 10. */
     DB_POOL_SIZE: positiveInt.default(10),
     /** Longest wait for a free database connection before the request answers 503; default 2000. */

@@ -30,7 +30,7 @@ import { benchMemory } from "./memory.js";
  *   npm run bench -- --only reads,deep,profile,feed,sequence,memory,latency,throughput
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
- * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (1600),
+ * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (7000),
  * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
@@ -71,7 +71,7 @@ const datasetOptions: DatasetOptions = deliveryOnly
 const latencySeconds = quick ? 5 : 15;
 const throughputSeconds = quick ? 10 : 60;
 const throughputBaselineSeconds = quick ? 5 : 10;
-const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 1600);
+const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 7000);
 const profileSeconds = quick ? 3 : 8;
 const sequenceSeconds = quick ? 2 : 5;
 /** Token burst of the memory module: concurrent clients × requests each. */

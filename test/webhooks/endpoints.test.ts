@@ -4,7 +4,7 @@ import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/t
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
 import { customerCreatedData, orderCreatedData } from "../helpers/fixtures.js";
-import { fanOutAndClaim, fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
+import { planFirstAttempts, fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import { runAttempt } from "../../src/modules/webhooks/attempt.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startReceiver, type Receiver } from "./receiver.js";
@@ -333,7 +333,7 @@ describe("fan-out and attempt claims", () => {
     const endpoint = await register(t, "/disabled-app");
     await app.services.db.application.update({ where: { clientId: t.clientId }, data: { status: "DISABLED" } });
     const event = await app.services.db.$transaction((tx) => emitEvent(tx, t.storeId, "order.created", orderCreatedData()));
-    expect(await fanOutAndClaim(app.services.pool, [event.id])).toEqual([[]]);
+    expect(await planFirstAttempts(app.services.pool, [event.id])).toEqual([[]]);
     expect(await fanOutEvent(app.services.pool, event.id)).toEqual([]);
     expect(await app.services.db.webhookDelivery.count({ where: { eventId: event.id } })).toBe(0);
 

@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { orderCreatedData } from "../helpers/fixtures.js";
 import { createTenant } from "../helpers/tenants.js";
-import { recordBatch, type RecordRow } from "../../src/modules/webhooks/attempt.js";
+import { recordBatch, type FirstRecordRow, type RecordRow } from "../../src/modules/webhooks/attempt.js";
+import { WEBHOOK_RECORD_FIRST } from "../../src/modules/webhooks/sql/record.js";
 import { DELIVER_TASK, scheduledJobKey } from "../../src/modules/webhooks/jobs.js";
 import { requestReplays } from "../../src/modules/webhooks/deliveries.js";
 import { waitFor } from "./receiver.js";
@@ -224,5 +226,41 @@ describe("recording attempts in concurrent batches", () => {
     expect(await Promise.all([batch.outcome, replay.outcome])).toEqual([null, null]);
     const { rows } = await db().query<{ attempts: number }>(`select attempts from "WebhookDelivery" where id = any($1::uuid[])`, [[d1.id, d2.id]]);
     expect(rows.map((r) => r.attempts)).toEqual([1, 1]);
+  });
+
+  it("a first attempt whose endpoint is deleted while it is recorded creates no delivery, and its batch still commits", async () => {
+    const [gone, kept] = await endpoints(2);
+    const { rows: events } = await db().query<{ id: string }>(
+      `insert into "Event" (id, "storeId", type, data) values (gen_random_uuid(), $1, 'order.created', $2) returning id`,
+      [storeId, JSON.stringify(orderCreatedData())],
+    );
+    const first = (endpointId: string): FirstRecordRow => ({
+      ...failedAttempt({ id: randomUUID(), endpointId }),
+      status: "DELIVERED",
+      http_status: 200,
+      last_error: null,
+      next: "clear",
+      succeeded: true,
+      error: null,
+      event_id: events[0].id,
+      application_id: applicationId,
+      store_id: storeId,
+      event_type: "order.created",
+    });
+    const rows = [first(gone), first(kept)];
+    // Deleting an endpoint locks its row first; the batch's insert must not reach the foreign key check against it.
+    const deletion = await hold("delete-endpoint", `delete from "WebhookEndpoint" where id = $1`, [gone]);
+    const recorded = recordBatch(connection("record-first"), rows, WEBHOOK_RECORD_FIRST);
+    const batch = outcomeOf(recorded);
+    await waitFor("the batch to wait for the deletion", async () => batch.settled() || (await lockWaits("application_name = 'record-first'", [])).length > 0);
+    await deletion.commit();
+
+    expect(await batch.outcome).toBeNull();
+    expect(await recorded).toEqual([null, 1]);
+    const { rows: created } = await db().query<{ id: string; status: string; attempts: number }>(
+      `select d.id, d.status, d.attempts from "WebhookDelivery" d join "WebhookAttempt" a on a."deliveryId" = d.id where d."eventId" = $1`,
+      [events[0].id],
+    );
+    expect(created).toEqual([{ id: rows[1].id, status: "DELIVERED", attempts: 1 }]);
   });
 });

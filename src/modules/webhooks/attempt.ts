@@ -11,7 +11,7 @@ import { emitEvent } from "../events/outbox.js";
 import { OPERATIONAL_EVENT_TYPES } from "./events.js";
 import { lockEndpoint } from "./sql/endpoints.js";
 import { DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
-import { WEBHOOK_RECORD } from "./sql/record.js";
+import { WEBHOOK_RECORD, WEBHOOK_RECORD_FIRST } from "./sql/record.js";
 import { parseInstant } from "../../platform/input.js";
 import { batchStatements } from "../../platform/db/batch.js";
 
@@ -19,8 +19,9 @@ import { batchStatements } from "../../platform/db/batch.js";
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
  * (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job).
  * The worker runs SCHEDULED, REPLAY and RECOVER attempts; the API runs TEST attempts inline. Two statements per
- * attempt (claim, record; their SQL is in ./sql/), both on the raw pool; a first attempt is claimed by the fan-out
- * that creates it (src/modules/webhooks/fan-out.ts), and records that end together share one statement. The rare
+ * attempt (claim, record; their SQL is in ./sql/), both on the raw pool; a first attempt needs no claim: the fan-out
+ * (src/modules/webhooks/fan-out.ts) reads what to send, and the record creates the delivery in its outcome's state.
+ * Records that end together share one statement. The rare
  * attempts that change an endpoint's standing (a dead letter, a 410 Gone, failing for WEBHOOK_DISABLE_AFTER) are
  * recorded in a transaction of their own that also emits the operational event reporting the change.
  */
@@ -129,10 +130,29 @@ export function watchAttempts(services: Services, watcher: (report: AttemptRepor
   watchers.set(services, set);
 }
 
+/**
+ * Decrypted endpoint secrets by ciphertext: an endpoint's deliveries all carry the same ciphertext, so each is
+ * decrypted once rather than once per attempt. A rotation stores a new ciphertext (a new entry); the map is emptied
+ * when it holds SECRET_CACHE_SIZE of them.
+ */
+const SECRET_CACHE_SIZE = 10_000;
+const secretCache = new WeakMap<Services, Map<string, string>>();
+function decryptSecret(services: Services, ciphertext: string): string {
+  const cache = secretCache.get(services) ?? new Map<string, string>();
+  secretCache.set(services, cache);
+  let secret = cache.get(ciphertext);
+  if (secret === undefined) {
+    if (cache.size >= SECRET_CACHE_SIZE) cache.clear();
+    secret = services.box.decrypt(ciphertext);
+    cache.set(ciphertext, secret);
+  }
+  return secret;
+}
+
 async function send(services: Services, deliveryId: string, c: Claimed): Promise<Sent> {
-  const { box, config } = services;
-  const secrets = [box.decrypt(c.secretCiphertext)];
-  if (c.previousSecretCiphertext) secrets.push(box.decrypt(c.previousSecretCiphertext));
+  const { config } = services;
+  const secrets = [decryptSecret(services, c.secretCiphertext)];
+  if (c.previousSecretCiphertext) secrets.push(decryptSecret(services, c.previousSecretCiphertext));
   const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId);
   const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets });
   // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
@@ -210,8 +230,21 @@ export interface RecordRow {
   job_key: string;
 }
 
-/** Runs WEBHOOK_RECORD for a batch; a delivery recorded twice in one tick (a replay beside a retry) goes in a later round. */
-export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Promise<(number | null)[]> {
+/** A first attempt's outcome, as WEBHOOK_RECORD_FIRST reads it: also what it needs to create the delivery. */
+export interface FirstRecordRow extends RecordRow {
+  event_id: string;
+  application_id: string;
+  store_id: string;
+  event_type: string;
+}
+
+type RecordStatement = typeof WEBHOOK_RECORD | typeof WEBHOOK_RECORD_FIRST;
+
+/**
+ * Runs WEBHOOK_RECORD (or WEBHOOK_RECORD_FIRST, for rows that create their delivery) for a batch; a delivery recorded
+ * twice in one tick (a replay beside a retry) goes in a later round.
+ */
+export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[], statement: RecordStatement = WEBHOOK_RECORD): Promise<(number | null)[]> {
   const attempts: (number | null)[] = rows.map(() => null);
   let pending = rows.map((row, ord) => ({ ...row, ord }));
   while (pending.length > 0) {
@@ -225,7 +258,7 @@ export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Pr
     pending = later;
     const endpoints = [...new Set(round.map((r) => r.endpoint_id))];
     const { rows: recorded } = await pool.query<{ ord: number; attempts: number }>({
-      ...WEBHOOK_RECORD,
+      ...statement,
       values: [JSON.stringify(round), DELIVER_TASK, round.map((r) => r.id), endpoints],
     });
     for (const r of recorded) attempts[r.ord] = r.attempts;
@@ -240,16 +273,18 @@ export async function recordBatch(pool: pg.Pool, rows: readonly RecordRow[]): Pr
  * load and delays only the job's completion, not the POST (measured: 1,800/s, latency p50 5 ms; docs/performance.md).
  */
 const RECORD_WINDOW_MS = 5;
-// One batcher per pool.
-const recorders = new WeakMap<pg.Pool, DataLoader<RecordRow, number | null>>();
-function recorder(pool: pg.Pool): DataLoader<RecordRow, number | null> {
-  let loader = recorders.get(pool);
+// One batcher per pool and statement.
+const recorders = new WeakMap<pg.Pool, Map<RecordStatement, DataLoader<RecordRow, number | null>>>();
+function recorder(pool: pg.Pool, statement: RecordStatement): DataLoader<RecordRow, number | null> {
+  const byStatement = recorders.get(pool) ?? new Map<RecordStatement, DataLoader<RecordRow, number | null>>();
+  recorders.set(pool, byStatement);
+  let loader = byStatement.get(statement);
   if (!loader) {
-    loader = batchStatements((rows: readonly RecordRow[]) => recordBatch(pool, rows), {
+    loader = batchStatements((rows: readonly RecordRow[]) => recordBatch(pool, rows, statement), {
       maxBatchSize: 200,
       schedule: (send) => setTimeout(send, RECORD_WINDOW_MS),
     });
-    recorders.set(pool, loader);
+    byStatement.set(statement, loader);
   }
   return loader;
 }
@@ -266,11 +301,18 @@ const DISABLED_BY_GONE = "The receiver answered 410 Gone.";
 /**
  * Records an attempt that changes its endpoint's standing, and emits the operational events that report the change,
  * in one transaction: the endpoint is locked first (as WEBHOOK_RECORD locks it) and its status read before and after.
+ * A first attempt's delivery (`create`) is created there, as the fan-out would have, and then recorded.
  */
-async function recordWithEvents(services: Services, row: RecordRow, c: Claimed, d: Decision): Promise<number | null> {
+async function recordWithEvents(services: Services, row: RecordRow, c: Claimed, d: Decision, create: boolean): Promise<number | null> {
   return services.db.$transaction(async (tx) => {
     const [before] = await tx.$queryRaw<{ status: WebhookEndpointStatus }[]>(lockEndpoint(c.endpointId));
     if (!before) return null;
+    if (create) {
+      await tx.webhookDelivery.createMany({
+        data: [{ ...deliveryOf(row.id, c), status: "PENDING", nextAttemptAt: c.nextAttemptAt, lastAttemptAt: c.startedAt, createdAt: c.startedAt }],
+        skipDuplicates: true,
+      });
+    }
     const recorded = await tx.$queryRawUnsafe<{ attempts: number }[]>(
       WEBHOOK_RECORD.text,
       JSON.stringify([{ ...row, ord: 0 }]),
@@ -312,7 +354,19 @@ async function stopEndpoint(tx: Tx, c: Claimed, reason: string): Promise<void> {
   if (count > 0) await emitEvent(tx, c.storeId, "webhook.endpoint.disabled", { endpointId: c.endpointId, url: c.url, reason });
 }
 
-async function record(services: Services, req: AttemptRequest, c: Claimed, sent: Sent): Promise<AttemptOutcome> {
+/** The columns of a delivery that never change, for a first attempt that creates it. */
+function deliveryOf(id: string, c: Claimed) {
+  return { id, eventId: c.eventId, endpointId: c.endpointId, applicationId: c.applicationId, storeId: c.storeId, eventType: c.eventType };
+}
+
+async function recordOutcome(services: Services, row: RecordRow, c: Claimed, d: Decision, create: boolean): Promise<number | null> {
+  if (d.deadLetter || d.stop) return recordWithEvents(services, row, c, d, create);
+  if (!create) return recorder(services.pool, WEBHOOK_RECORD).load(row);
+  const first: FirstRecordRow = { ...row, event_id: c.eventId, application_id: c.applicationId, store_id: c.storeId, event_type: c.eventType };
+  return recorder(services.pool, WEBHOOK_RECORD_FIRST).load(first);
+}
+
+async function record(services: Services, req: AttemptRequest, c: Claimed, sent: Sent, create: boolean): Promise<AttemptOutcome> {
   const { result } = sent;
   const { config } = services;
   const d = decide(req, c, result, { schedule: config.WEBHOOK_RETRY_SCHEDULE, disableAfterMs: config.WEBHOOK_DISABLE_AFTER, now: Date.now() });
@@ -336,7 +390,7 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
     next_step: req.trigger === "SCHEDULED" ? req.step + 1 : 0,
     job_key: scheduledJobKey(req.deliveryId),
   };
-  const attempts = d.deadLetter || d.stop ? await recordWithEvents(services, row, c, d) : await recorder(services.pool).load(row);
+  const attempts = await recordOutcome(services, row, c, d, create);
   // The delivery vanished mid-attempt (its endpoint was deleted): nothing left to record against.
   if (attempts === null) return { kind: "skipped", reason: "gone" };
   if (!result.ok) {
@@ -360,16 +414,24 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
   return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: attempts };
 }
 
-/** Sends and records an attempt someone already claimed (the fan-out claims first attempts as it creates them). */
-export async function attemptClaimed(services: Services, req: AttemptRequest, claimed: Claimed): Promise<AttemptOutcome> {
+async function sendAndRecord(services: Services, req: AttemptRequest, claimed: Claimed, create: boolean): Promise<AttemptOutcome> {
   const sent = await send(services, req.deliveryId, claimed);
   const report = { result: resultOf(sent), seconds: sent.result.durationMs / 1000 };
   for (const watcher of watchers.get(services) ?? []) watcher(report);
-  return record(services, req, claimed, sent);
+  return record(services, req, claimed, sent, create);
+}
+
+/**
+ * The first attempt of a delivery the fan-out planned but did not create (WEBHOOK_FAN_OUT_TARGETS): sent, then
+ * created already recorded. A crash in between loses nothing: the fan-out job has not completed, and its re-run
+ * creates the deliveries and schedules their attempts.
+ */
+export function attemptFirst(services: Services, req: AttemptRequest, planned: Claimed): Promise<AttemptOutcome> {
+  return sendAndRecord(services, req, planned, true);
 }
 
 export async function runAttempt(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
   const claimed = await claim(services, req);
   if (!claimed) return explainUnclaimed(services, req);
-  return attemptClaimed(services, req, claimed);
+  return sendAndRecord(services, req, claimed, false);
 }

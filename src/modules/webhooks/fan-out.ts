@@ -3,7 +3,7 @@ import { EVENT_SCOPES } from "../events/types.js";
 import { OPERATIONAL_EVENT_TYPES } from "./events.js";
 import type { DeliverPayload } from "./jobs.js";
 import type { Claimed } from "./attempt.js";
-import { FAN_OUT_EVENT, WEBHOOK_FAN_OUT_AND_CLAIM } from "./sql/fan-out.js";
+import { FAN_OUT_EVENT, WEBHOOK_FAN_OUT_TARGETS } from "./sql/fan-out.js";
 
 export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
 
@@ -15,29 +15,30 @@ const scopes = JSON.stringify(EVENT_SCOPES);
  * job) those a previous run created but never recorded an attempt for. One round trip.
  */
 export async function fanOutEvent(pool: pg.Pool, eventId: string): Promise<FirstAttempt[]> {
-  const { rows } = await pool.query<{ id: string; nextAttemptAt: Date }>(FAN_OUT_EVENT, [[eventId], scopes, false, OPERATIONAL_EVENT_TYPES]);
+  const { rows } = await pool.query<{ id: string; nextAttemptAt: Date }>(FAN_OUT_EVENT, [[eventId], scopes, OPERATIONAL_EVENT_TYPES]);
   return rows.map((r) => ({ deliveryId: r.id, trigger: "SCHEDULED", step: 1, dueAt: r.nextAttemptAt.toISOString() }));
 }
 
-export interface ClaimedFirstAttempt {
+export interface PlannedFirstAttempt {
   request: FirstAttempt;
-  claimed: Claimed;
+  /** What to send; the delivery itself is created when the attempt is recorded (attemptFirst in attempt.ts). */
+  planned: Claimed;
 }
 
 /**
- * The worker's fast path for events fanned out for the first time: creates the deliveries of several events in
- * one statement, each already claimed for its first attempt (no separate claim, no job), and returns what to
- * send, per event in the order given. Prepared once per connection.
+ * The worker's fast path for events fanned out for the first time: reads what the first attempts of several
+ * events' deliveries send, in one statement that writes nothing (each delivery is created once, by the statement
+ * recording its first attempt), and returns it per event in the order given. Prepared once per connection.
  */
-export async function fanOutAndClaim(pool: pg.Pool, eventIds: readonly string[]): Promise<ClaimedFirstAttempt[][]> {
+export async function planFirstAttempts(pool: pg.Pool, eventIds: readonly string[]): Promise<PlannedFirstAttempt[][]> {
   const { rows } = await pool.query<Claimed & { deliveryId: string; nextAttemptAt: Date }>({
-    ...WEBHOOK_FAN_OUT_AND_CLAIM,
-    values: [eventIds, scopes, true, OPERATIONAL_EVENT_TYPES],
+    ...WEBHOOK_FAN_OUT_TARGETS,
+    values: [eventIds, scopes, OPERATIONAL_EVENT_TYPES],
   });
-  const byEvent = new Map<string, ClaimedFirstAttempt[]>(eventIds.map((id) => [id, []]));
-  for (const { deliveryId, ...claimed } of rows) {
-    const request: FirstAttempt = { deliveryId, trigger: "SCHEDULED", step: 1, dueAt: claimed.nextAttemptAt.toISOString() };
-    byEvent.get(claimed.eventId)?.push({ request, claimed });
+  const byEvent = new Map<string, PlannedFirstAttempt[]>(eventIds.map((id) => [id, []]));
+  for (const { deliveryId, ...planned } of rows) {
+    const request: FirstAttempt = { deliveryId, trigger: "SCHEDULED", step: 1, dueAt: planned.nextAttemptAt.toISOString() };
+    byEvent.get(planned.eventId)?.push({ request, planned });
   }
   return eventIds.map((id) => byEvent.get(id) ?? []);
 }

@@ -3,7 +3,7 @@ import pg from "pg";
 import { run, Logger, type Task } from "graphile-worker";
 import { signatureHeader } from "../../../src/modules/webhooks/signing.js";
 import { QUEUE_BASELINE_TASK } from "../lib/webhooks.js";
-import { workerTuning } from "../../../workers/tuning.js";
+import { workerPoolSize, workerTuning } from "../../../workers/tuning.js";
 
 /**
  * Baseline for the delivery benchmarks: graphile-worker alone, run with the options workers/runner.ts uses, and
@@ -13,7 +13,7 @@ import { workerTuning } from "../../../workers/tuning.js";
  */
 
 const secret = process.env.BENCH_SECRET ?? "";
-const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 32);
+const concurrency = Number(process.env.WORKER_CONCURRENCY ?? 128);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
 function post(url: string, id: string): Promise<void> {
@@ -39,7 +39,7 @@ const benchPost: Task = async (payload) => {
   await post(url, id);
 };
 
-const pgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: concurrency + 2 });
+const pgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: workerPoolSize(concurrency) });
 const runner = await run({
   pgPool,
   ...workerTuning(concurrency),
