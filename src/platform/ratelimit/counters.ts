@@ -21,6 +21,11 @@ const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 const BUCKET_TTL_SECONDS = 2 * WINDOW_SECONDS;
 /** Requests wait this long for Redis at most; a request must not hang on a stalled server. */
 const REDIS_COMMAND_TIMEOUT_MS = 1000;
+/**
+ * A minute bucket takes no counts once its minute is over but from requests in flight across the boundary (at most
+ * REDIS_COMMAND_TIMEOUT_MS) and from processes whose clocks lag: this far into the next minute its count is final.
+ */
+const PREV_SETTLED_SECONDS = 5;
 /** What a client whose request found Redis unreachable is told to wait. */
 const REDIS_RETRY_AFTER_SECONDS = 2;
 
@@ -32,6 +37,9 @@ const REDIS_RETRY_AFTER_SECONDS = 2;
  * sharing Redis must keep their clocks in sync (NTP), or requests near a minute's edge land in a neighbouring bucket.
  */
 export class CounterRateLimiter implements RateLimiter {
+  /** The previous minute's final counts by subject, read once per minute instead of on every request. */
+  private settled = { windowStart: Number.NaN, counts: new Map<string, number>() };
+
   constructor(
     private readonly store: CounterStore,
     /** Test hook: a fixed clock instead of the process's. */
@@ -61,11 +69,8 @@ export class CounterRateLimiter implements RateLimiter {
       if (!s.probe) await counters.reward(current(s));
       return { ...c, counted: null };
     };
-    // The previous buckets and the first subject's step go out together (one round trip to Redis).
-    const [prevs, firstSeen] = await Promise.all([
-      Promise.all(subjects.map(async (s) => (await counters.get(`${s.key}:${windowStart - WINDOW_SECONDS}`))?.consumedPoints ?? 0)),
-      step(subjects[0]),
-    ]);
+    // The previous buckets (when not settled yet) and the first subject's step go out together (one round trip).
+    const [prevs, firstSeen] = await Promise.all([Promise.all(subjects.map((s) => this.prevOf(s, now, windowStart))), step(subjects[0])]);
     const counts = [await count(subjects[0], prevs[0], firstSeen)];
     const second = subjects[1];
     if (second && counts[0].counted !== null) {
@@ -73,6 +78,15 @@ export class CounterRateLimiter implements RateLimiter {
       if (counts[1].counted === null && !subjects[0].probe) await counters.reward(current(subjects[0]));
     }
     return decide(subjects, counts);
+  }
+
+  private async prevOf(s: Subject, now: number, windowStart: number): Promise<number> {
+    if (this.settled.windowStart !== windowStart) this.settled = { windowStart, counts: new Map() };
+    const known = this.settled.counts.get(s.key);
+    if (known !== undefined) return known;
+    const prev = (await this.store.counters.get(`${s.key}:${windowStart - WINDOW_SECONDS}`))?.consumedPoints ?? 0;
+    if (now - windowStart >= PREV_SETTLED_SECONDS) this.settled.counts.set(s.key, prev);
+    return prev;
   }
 
   ready(): Promise<boolean> {
