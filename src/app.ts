@@ -44,7 +44,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
   const storeEvents = new Notifications(database.url, STORE_EVENTS_CHANNEL, log);
-  const rateLimiter = createRateLimiter(config, pool, log);
+  const rateLimiter = await createRateLimiter(config, pool, log);
   const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents, rateLimiter };
   return {
     services,

@@ -42,7 +42,7 @@ function subjects(storeLimit: number, appLimit?: number): { store: Subject; app:
 const at = (iso: string) => new Date(iso);
 const unix = (iso: string) => Date.parse(iso) / 1000;
 
-const backends: { name: string; skip: boolean; make: (clock?: () => Date | null) => RateLimiter }[] = [
+const backends: { name: string; skip: boolean; make: (clock?: () => Date | null) => RateLimiter | Promise<RateLimiter> }[] = [
   { name: "PostgreSQL", skip: false, make: (c) => new PostgresRateLimiter(pool, c) },
   { name: "memory", skip: false, make: (c) => memoryRateLimiter(c) },
   { name: "Redis", skip: !hasRedis, make: (c) => redisRateLimiter(TEST_REDIS_URL, log, c) },
@@ -51,8 +51,8 @@ const backends: { name: string; skip: boolean; make: (clock?: () => Date | null)
 for (const { name, skip, make } of backends)
   describe.skipIf(skip)(`RateLimiter on ${name}`, () => {
     let limiter: RateLimiter;
-    beforeAll(() => {
-      limiter = make(() => clock);
+    beforeAll(async () => {
+      limiter = await make(() => clock);
     });
     afterAll(() => limiter?.close());
 
@@ -155,7 +155,7 @@ for (const { name, skip, make } of backends)
 
     it("uses the real clock when none is injected", async () => {
       const { both } = subjects(2);
-      const real = make();
+      const real = await make();
       try {
         const d = await real.take(both);
         expect(d.allowed).toBe(true);
@@ -181,7 +181,7 @@ describe("RateLimiter on PostgreSQL", () => {
 
 describe("RateLimiter on an unreachable Redis", () => {
   it("fails closed: 503 SERVICE_UNAVAILABLE with Retry-After, not ready, at once", async () => {
-    const limiter = redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, log);
+    const limiter = await redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, log);
     try {
       const started = Date.now();
       const err = await limiter.take(subjects(5).both).catch((e: unknown) => e);

@@ -6,7 +6,7 @@ import type { RateLimiter } from "./limiter.js";
 import { PostgresRateLimiter } from "./postgres.js";
 
 /** The limiter RATE_LIMIT_BACKEND names (its default follows from REDIS_URL and DATABASE_URL, see config.ts). */
-export function createRateLimiter(config: Pick<Config, "RATE_LIMIT_BACKEND" | "REDIS_URL">, pool: pg.Pool, log: Logger): RateLimiter {
+export async function createRateLimiter(config: Pick<Config, "RATE_LIMIT_BACKEND" | "REDIS_URL">, pool: pg.Pool, log: Logger): Promise<RateLimiter> {
   switch (config.RATE_LIMIT_BACKEND) {
     case "memory":
       return memoryRateLimiter();
