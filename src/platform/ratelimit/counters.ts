@@ -32,7 +32,8 @@ const REDIS_RETRY_AFTER_SECONDS = 2;
  * Sliding-window limits over counters kept per subject and minute bucket (`<subject>:<bucket start>`). A slot is
  * taken by incrementing the current bucket and checking the result against the limit, and given back (decremented)
  * when it did not fit; the increments are atomic, so concurrent requests, in one process or (Redis) in many, each
- * see a distinct count and exactly the limit's worth are admitted. The clock is this process's: several processes
+ * see a distinct count and exactly the limit's worth are admitted (a request meeting a refused one's increment before
+ * its decrement may be refused too, at the limit's edge; never admitted over it). The clock is this process's: several processes
  * sharing Redis must keep their clocks in sync (NTP), or requests near a minute's edge land in a neighbouring bucket.
  */
 export class CounterRateLimiter implements RateLimiter {
