@@ -12,6 +12,7 @@ import { KeyRing } from "./platform/auth/keys.js";
 import { resolveIssuer } from "./platform/auth/issuer.js";
 import { configureHashing } from "./platform/crypto/hash.js";
 import type { Services } from "./platform/services.js";
+import { createRateLimiter } from "./platform/ratelimit/backend.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -43,12 +44,14 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
   const storeEvents = new Notifications(database.url, STORE_EVENTS_CHANNEL, log);
-  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents };
+  const rateLimiter = await createRateLimiter(config, pool, log);
+  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents, rateLimiter };
   return {
     services,
     databaseUrl: database.url,
     async close() {
       await storeEvents.close();
+      await rateLimiter.close();
       await db.$disconnect();
       await database.stop();
     },

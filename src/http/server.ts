@@ -19,7 +19,6 @@ import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { declaresTooLarge, requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
-import { RateLimiter } from "../platform/ratelimit/limiter.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
 import { createDocs } from "./docs.js";
 import { httpServerOptions } from "./server-options.js";
@@ -69,7 +68,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
   metrics.watchAttempts(services);
-  const limits = new RateLimits(config, new RateLimiter(services.pool), (kind) => metrics.rateLimited(kind));
+  const limits = new RateLimits(config, services.pool, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   const admission = new Admission(
     { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
     (reason) => metrics.shed(reason),
@@ -109,6 +108,9 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       only("GET");
       const ready = await migrationsApplied((sql) => services.pool.query(sql)).catch(() => false);
       if (!ready) throw new ApiError("SERVICE_UNAVAILABLE", "The database is unreachable or not migrated yet.", undefined, { "retry-after": "5" });
+      if (!(await services.rateLimiter.ready())) {
+        throw new ApiError("SERVICE_UNAVAILABLE", "The rate-limit counters (Redis) are unreachable.", undefined, { "retry-after": "5" });
+      }
       return send(res, 200, { status: "ready" });
     }
     if (path === "/.well-known/jwks.json") {

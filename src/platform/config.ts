@@ -92,6 +92,17 @@ const envSchema = z
     RATE_LIMIT_SANDBOX_APP: positiveInt.default(500),
     RATE_LIMIT_PRODUCTION_STORE: positiveInt.default(600),
     RATE_LIMIT_PRODUCTION_APP: positiveInt.default(3000),
+    /**
+     * Where the rate-limit counters live: `memory` (this process only), `redis` (REDIS_URL, shared) or `postgres`
+     * (the RateLimitCounter table, shared). Default: redis when REDIS_URL is set, else postgres when DATABASE_URL
+     * is (other processes may share that database), else memory (embedded PostgreSQL: one process).
+     */
+    RATE_LIMIT_BACKEND: z.enum(["memory", "redis", "postgres"]).optional(),
+    /** A Redis server for shared rate-limit counters, e.g. redis://127.0.0.1:6379; unset by default. */
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
+      .optional(),
     /** Token requests per minute per client_id and source address; default 60. */
     RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
     /** Failed token requests per minute per source address before its token requests get 429; default 30. */
@@ -138,13 +149,22 @@ const envSchema = z
   })
   .superRefine((c, ctx) => {
     // Node refuses to start a server whose header bound exceeds its request bound.
+    if (c.RATE_LIMIT_BACKEND === "redis" && !c.REDIS_URL) {
+      ctx.addIssue({ code: "custom", path: ["RATE_LIMIT_BACKEND"], message: "redis needs REDIS_URL" });
+    }
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
     }
   });
 
 type Parsed = z.infer<typeof envSchema>;
-export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED"> & { HTTP_MAX_IN_FLIGHT: number; HTTP_MAX_QUEUED: number; publicBaseUrl: string };
+export type RateLimitBackend = NonNullable<Parsed["RATE_LIMIT_BACKEND"]>;
+export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND"> & {
+  HTTP_MAX_IN_FLIGHT: number;
+  HTTP_MAX_QUEUED: number;
+  RATE_LIMIT_BACKEND: RateLimitBackend;
+  publicBaseUrl: string;
+};
 
 export class ConfigError extends Error {}
 
@@ -162,5 +182,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // connections only made each slower (measured: fewer successes, twice the latency at twice the pool).
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
-  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, publicBaseUrl };
+  const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? (c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory");
+  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, RATE_LIMIT_BACKEND, publicBaseUrl };
 }

@@ -5,6 +5,7 @@ import type { Db } from "./db/prisma.js";
 import type { SecretBox } from "./crypto/encryption.js";
 import type { KeyRing } from "./auth/keys.js";
 import type { Notifications } from "./db/notifications.js";
+import type { RateLimiter } from "./ratelimit/limiter.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -19,4 +20,6 @@ export interface Services {
   issuer: string;
   /** Wakes live event readers when a store's events commit (one LISTEN connection, opened on first use). */
   storeEvents: Notifications;
+  /** The rate-limit counters (RATE_LIMIT_BACKEND). */
+  rateLimiter: RateLimiter;
 }

@@ -105,7 +105,7 @@ both forms (both order field families, both cursor names); where it left a point
   tighter limit) and \`X-RateLimit-Reset\` (Unix seconds when a slot frees); 429 \`RATE_LIMIT_EXCEEDED\`
   adds \`Retry-After\` (seconds). The token endpoint has its own limits, per \`client_id\` and source address
   and on failed requests per source address, and does not count toward the API limits.
-- **Overload.** Past capacity, or while the database cannot serve, a request is answered 503
+- **Overload.** Past capacity, or while the database or the rate-limit counters cannot serve, a request is answered 503
   \`SERVICE_UNAVAILABLE\` with \`Retry-After\` (seconds): retry after it, a write with the same
   \`Idempotency-Key\`, so one that completed after all is replayed rather than repeated. On \`/graphql\` such a
   failure inside an operation is an error with \`extensions.code\` \`SERVICE_UNAVAILABLE\`, and the response

@@ -32,6 +32,7 @@ import { benchMemory } from "./memory.js";
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (7000),
  * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
+ * BENCH_RATE_LIMIT_BACKEND (memory; postgres or redis, the latter with BENCH_REDIS_URL),
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
@@ -42,7 +43,7 @@ const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
 const TENANTS = 200;
 const DEEP_TENANTS = 8;
 const SANDBOX_TENANTS = 10;
-/** Rate limits far above what two cores can serve: the limiter still runs its statement on every request. */
+/** Rate limits far above what two cores can serve: the limiter still counts every request. */
 const UNLIMITED = "1000000000";
 
 const { values: flags } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
@@ -135,6 +136,9 @@ async function main(): Promise<void> {
     RATE_LIMIT_SANDBOX_APP: UNLIMITED,
     RATE_LIMIT_PRODUCTION_STORE: UNLIMITED,
     RATE_LIMIT_PRODUCTION_APP: UNLIMITED,
+    // One API process, as `npm start` runs: its counters in memory unless BENCH_RATE_LIMIT_BACKEND names another.
+    RATE_LIMIT_BACKEND: process.env.BENCH_RATE_LIMIT_BACKEND ?? "memory",
+    ...(process.env.BENCH_REDIS_URL ? { REDIS_URL: process.env.BENCH_REDIS_URL } : {}),
   };
   const api = await startService({ name: "api", ...serviceCommand("api", apiEnv), logDir, ready: /"msg":"listening"/ });
   const ctxBase = await timed("tenants", async () => {

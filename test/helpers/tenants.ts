@@ -2,7 +2,7 @@ import { createApplication, createGrant, createStore } from "../../src/modules/a
 import { SCOPES, type Scope } from "../../src/platform/auth/scopes.js";
 import type { Environment } from "../../src/platform/db/prisma.js";
 import { verifyPartnerToken } from "../../src/platform/auth/tokens.js";
-import { admitGrant, grantSql, type GrantView } from "../../src/platform/auth/grant-rule.js";
+import { admitGrant, readGrant } from "../../src/platform/auth/grant-rule.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import type { TestApp } from "./app.js";
 
@@ -31,8 +31,7 @@ export async function createTenant(app: TestApp, opts: { environment?: Environme
 /** The principal a request with the tenant's token gets, for tests that call below HTTP (no slot is taken). */
 export async function partnerPrincipal(app: TestApp, tenant: Tenant): Promise<PartnerPrincipal> {
   const claims = await verifyPartnerToken(tenant.token, app.services.keys, app.services.issuer);
-  const { rows } = await app.services.pool.query<GrantView>(grantSql({ client: "$1", store: "$2", env: "$3" }).select, [claims.clientId, claims.storeCode]);
-  return admitGrant(claims, rows[0] ?? null);
+  return admitGrant(claims, await readGrant(app.services.pool, claims));
 }
 
 export async function getToken(app: TestApp, clientId: string, clientSecret: string, extra: Record<string, string> = {}): Promise<string> {

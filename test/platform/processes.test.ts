@@ -3,6 +3,9 @@ import { request } from "node:http";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type Tenant } from "../helpers/tenants.js";
 import { startApiProcess, startOfFreshMinute, stopApiProcess, type ApiProcess } from "./support.js";
+import { redisReachable, TEST_REDIS_URL } from "../helpers/redis.js";
+
+const hasRedis = await redisReachable();
 
 /** Two API processes (`--role api`) against one database, as behind a load balancer. */
 let app: TestApp;
@@ -22,31 +25,53 @@ async function getStore(base: string, token: string): Promise<Response> {
   return fetch(`${base}/public/v1/store`, { headers: { authorization: `Bearer ${token}` } });
 }
 
-describe("limits shared by two API processes", () => {
-  it("admits exactly 100 sandbox requests per store per minute across both processes; another store is unaffected", async () => {
-    const hot = await createTenant(app, { scopes: ["merchant:read"] });
-    const calm = await createTenant(app, { scopes: ["merchant:read"] });
-    await startOfFreshMinute(6);
-    // 110 at once, alternating between the processes: the counter is the database's, so exactly 100 pass.
-    const responses = await Promise.all(Array.from({ length: 110 }, (_, i) => getStore(i % 2 ? a.baseUrl : b.baseUrl, hot.token)));
-    const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
-    const ok = responses.filter((r) => r.status === 200);
-    expect(new Set(ok.map((r) => r.headers.get("x-ratelimit-remaining")))).toEqual(new Set(Array.from({ length: 100 }, (_, i) => String(i))));
-    const refused = responses.find((r) => r.status === 429);
-    if (!refused) throw new Error("no request was refused");
-    expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(refused.headers.get("x-ratelimit-limit")).toBe("100");
-    expect(((await refused.json()) as { code: string }).code).toBe("RATE_LIMIT_EXCEEDED");
+/** 110 requests at once for one store, alternating between two processes, of which exactly 100 pass. */
+async function sharedLimit(a: ApiProcess, b: ApiProcess): Promise<void> {
+  const hot = await createTenant(app, { scopes: ["merchant:read"] });
+  const calm = await createTenant(app, { scopes: ["merchant:read"] });
+  await startOfFreshMinute(6);
+  // 110 at once, alternating between the processes: the counters are shared, so exactly 100 pass.
+  const responses = await Promise.all(Array.from({ length: 110 }, (_, i) => getStore(i % 2 ? a.baseUrl : b.baseUrl, hot.token)));
+  const statuses = responses.map((r) => r.status);
+  expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+  expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+  const ok = responses.filter((r) => r.status === 200);
+  expect(new Set(ok.map((r) => r.headers.get("x-ratelimit-remaining")))).toEqual(new Set(Array.from({ length: 100 }, (_, i) => String(i))));
+  const refused = responses.find((r) => r.status === 429);
+  if (!refused) throw new Error("no request was refused");
+  expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+  expect(refused.headers.get("x-ratelimit-limit")).toBe("100");
+  expect(((await refused.json()) as { code: string }).code).toBe("RATE_LIMIT_EXCEEDED");
 
-    // The 101st in the minute is refused by either process.
-    expect((await getStore(a.baseUrl, hot.token)).status).toBe(429);
-    expect((await getStore(b.baseUrl, hot.token)).status).toBe(429);
-    const other = await getStore(a.baseUrl, calm.token);
-    expect(other.status).toBe(200);
-    expect(other.headers.get("x-ratelimit-remaining")).toBe("99");
+  // The 101st in the minute is refused by either process.
+  expect((await getStore(a.baseUrl, hot.token)).status).toBe(429);
+  expect((await getStore(b.baseUrl, hot.token)).status).toBe(429);
+  const other = await getStore(a.baseUrl, calm.token);
+  expect(other.status).toBe(200);
+  expect(other.headers.get("x-ratelimit-remaining")).toBe("99");
+}
+
+describe("limits shared by two API processes", () => {
+  it("admits exactly 100 sandbox requests per store per minute across both processes (counters in PostgreSQL, the default with DATABASE_URL); another store is unaffected", async () => {
+    await sharedLimit(a, b);
   });
+
+  it.skipIf(!hasRedis)(
+    "does the same with the counters in Redis (REDIS_URL)",
+    async () => {
+      const env = { REDIS_URL: TEST_REDIS_URL };
+      // One after the other, and each stopped whatever happens: two starting at once on a busy machine took longer
+      // than startApiProcess waits.
+      const started: ApiProcess[] = [];
+      try {
+        for (let i = 0; i < 2; i++) started.push(await startApiProcess(app.databaseUrl, env));
+        await sharedLimit(started[0], started[1]);
+      } finally {
+        await Promise.all(started.map(stopApiProcess));
+      }
+    },
+    180_000,
+  );
 });
 
 describe("request logs", () => {

@@ -44,3 +44,15 @@ it("bounds slow clients by 15 s for headers and 30 s per request, and refuses a 
   expect(loadConfig({})).toMatchObject({ HTTP_HEADERS_TIMEOUT_MS: 15_000, HTTP_REQUEST_TIMEOUT_MS: 30_000 });
   expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: "40000" })).toThrow(/^ {2}HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS \(30000\)/m);
 });
+
+it("picks the rate-limit counters from the setup unless RATE_LIMIT_BACKEND says", () => {
+  const backend = (env: Record<string, string>) => loadConfig(env).RATE_LIMIT_BACKEND;
+  const db = "postgresql://127.0.0.1/x";
+  expect(backend({})).toBe("memory");
+  expect(backend({ DATABASE_URL: db })).toBe("postgres");
+  expect(backend({ REDIS_URL: "redis://127.0.0.1:6379" })).toBe("redis");
+  expect(backend({ DATABASE_URL: db, REDIS_URL: "redis://127.0.0.1:6379" })).toBe("redis");
+  expect(backend({ DATABASE_URL: db, RATE_LIMIT_BACKEND: "memory" })).toBe("memory");
+  expect(() => loadConfig({ RATE_LIMIT_BACKEND: "redis" })).toThrow(/RATE_LIMIT_BACKEND: redis needs REDIS_URL/);
+  expect(() => loadConfig({ REDIS_URL: "http://x" })).toThrow(/REDIS_URL: must be a redis/);
+});

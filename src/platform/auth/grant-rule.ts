@@ -2,16 +2,16 @@ import { forbidden } from "../errors.js";
 import type { Environment, Prisma } from "../db/prisma.js";
 import type { PartnerPrincipal } from "./principal.js";
 import type { PartnerClaims } from "./tokens.js";
+import type pg from "pg";
 
 /**
  * The grant rule: an Application reaches a store only through a Grant that is ACTIVE, while the Application is
  * ACTIVE, with the store and the Application in one environment (for a token, the token's environment). It decides
  * who gets a token, who may use one, and whose webhook endpoints receive a store's events. Its forms are side by
- * side here, in TypeScript (`admitGrant`), in SQL (`grantAdmitsSql` for the rate limiter's admission statement,
- * `grantActiveSql` for the webhook fan-out) and as a Prisma filter (`issuableGrants`); change them together.
+ * side here, in TypeScript (`admitGrant`), in SQL (`grantActiveSql` for the webhook fan-out) and as a Prisma filter (`issuableGrants`); change them together.
  */
 
-/** What the admission statement reads of a token's grant (src/platform/ratelimit/limiter.ts, `takeForGrant`). */
+/** What `readGrant` reads of a token's grant. */
 export interface GrantView {
   applicationId: string;
   applicationStatus: string;
@@ -39,10 +39,6 @@ export interface GrantStatusColumns {
   grantStatus: string;
   applicationStatus: string;
 }
-export interface GrantColumns extends GrantStatusColumns {
-  appEnvironment: string;
-  storeEnvironment: string;
-}
 
 /**
  * The rule where no token is involved (the webhook fan-out): the grant and its Application are active. The
@@ -54,26 +50,23 @@ export function grantActiveSql(c: GrantStatusColumns): string {
   return `${c.grantStatus} = 'ACTIVE' AND ${c.applicationStatus} = 'ACTIVE'`;
 }
 
-/** The rule for a token, as an SQL condition; `tokenEnvironment` is the parameter holding the token's environment. */
-export function grantAdmitsSql(c: GrantColumns, tokenEnvironment: string): string {
-  return `${grantActiveSql(c)} AND ${c.appEnvironment} = ${tokenEnvironment} AND ${c.storeEnvironment} = ${tokenEnvironment}`;
-}
-
 /**
- * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, and the condition of `admitGrant` on
- * it, for SQL. `$client` and `$store` are the statement's parameter references, `$env` the token's environment.
+ * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, read on every request so that a
+ * revocation takes effect at once. Read-only and prepared once per connection: three primary-key or unique-index
+ * lookups. Plain SQL: Prisma would spend more building the query than PostgreSQL spends running it.
  */
-export function grantSql(params: { client: string; store: string; env: string }): { select: string; grantAdmits: string } {
-  return {
-    select: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
-        s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
-      FROM "Grant" g JOIN "Application" a ON a.id = g."applicationId" JOIN "Store" s ON s.id = g."storeId"
-      WHERE a."clientId" = ${params.client} AND s.code = ${params.store}`,
-    grantAdmits: grantAdmitsSql(
-      { grantStatus: '"grantStatus"', applicationStatus: '"applicationStatus"', appEnvironment: '"appEnvironment"', storeEnvironment: '"storeEnvironment"' },
-      params.env,
-    ),
-  };
+const GRANT_OF_TOKEN = {
+  name: "grant_of_token",
+  text: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
+      s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
+    FROM "Application" a JOIN "Store" s ON s.code = $2 JOIN "Grant" g ON g."applicationId" = a.id AND g."storeId" = s.id
+    WHERE a."clientId" = $1`,
+} as const;
+
+/** The grant a token's claims name, or null when there is none; `admitGrant` decides on it. */
+export async function readGrant(pool: pg.Pool, claims: Pick<PartnerClaims, "clientId" | "storeCode">): Promise<GrantView | null> {
+  const { rows } = await pool.query<GrantView>({ ...GRANT_OF_TOKEN, values: [claims.clientId, claims.storeCode] });
+  return rows[0] ?? null;
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { ServerResponse } from "node:http";
+import type pg from "pg";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { PartnerPrincipal } from "../auth/principal.js";
-import { admitGrant } from "../auth/grant-rule.js";
+import { admitGrant, readGrant } from "../auth/grant-rule.js";
 import type { PartnerClaims } from "../auth/tokens.js";
 import type { Environment } from "../db/prisma.js";
-import type { ApiLimits, Decision, RateLimiter, Subject, SubjectKind } from "./limiter.js";
+import { type ApiLimits, apiSubjects, type Decision, type RateLimiter, type Subject, type SubjectKind } from "./limiter.js";
 
 /**
  * The published per-minute limits by the token's environment: SANDBOX 100 per store and 500 per Application,
@@ -45,20 +46,18 @@ export function rateLimitHeaders(d: Decision): Record<string, string> {
 export class RateLimits {
   constructor(
     private readonly config: Config,
+    private readonly pool: pg.Pool,
     private readonly limiter: RateLimiter,
     private readonly onRefused: (kind: SubjectKind) => void = () => undefined,
   ) {}
 
   /**
-   * Admits a verified partner token: its grant must let it in (403 otherwise, and nothing is counted), then it takes
-   * its store's and its Application's slots. Both in one statement.
+   * Admits a verified partner token: its grant, read fresh (no cache to outlive a revocation), must let it in (403
+   * otherwise, and nothing is counted), then it takes its store's and its Application's slots.
    */
   async admit(res: ServerResponse, claims: PartnerClaims): Promise<PartnerPrincipal> {
-    const { grant, decision } = await this.limiter.takeForGrant(claims, apiLimits(this.config, claims.environment));
-    const principal = admitGrant(claims, grant);
-    // admitGrant and the statement test the same conditions; a grant admitted here was counted there.
-    if (!decision) throw new Error("the rate-limit statement did not count an admitted grant");
-    this.enforce(res, decision);
+    const principal = admitGrant(claims, await readGrant(this.pool, claims));
+    this.enforce(res, await this.limiter.take(apiSubjects(principal, apiLimits(this.config, claims.environment))));
     return principal;
   }
 

@@ -1,7 +1,9 @@
 import { ASYNC_COMMIT } from "../db/async-commit.js";
-import { grantSql } from "../auth/grant-rule.js";
 
 /**
+ * Takes a slot of one or two subjects, in order. $1 the subjects' keys, $2 their limits, $3 the clock (null: the
+ * database's), $4 each subject's step (1, or 0 for a probe). One row per subject (`Row` in postgres.ts).
+ *
  * One round trip for up to two subjects (store, then Application). Each subject's current-minute row is
  * incremented only when the weighted estimate stays within its limit; the second subject is tried only when the
  * first admitted the request, so a request refused by its store never touches the Application's row. A subject's
@@ -9,15 +11,15 @@ import { grantSql } from "../auth/grant-rule.js";
  * `ON CONFLICT ... WHERE` runs on the locked, latest row version, which is what makes concurrent API processes
  * exact. The clock is the database's (`statement_timestamp()`), shared by every process; tests pass `$3`.
  * The statement commits asynchronously (ASYNC_COMMIT): a counter needs no WAL flush before the answer, and a
- * database crash can at worst forget the last fraction of a second of counts. Both statements are prepared once per
- * connection: planning them cost more than running them (0.9 ms against 0.5 ms, pg_stat_statements).
+ * database crash can at worst forget the last fraction of a second of counts. It is prepared once per
+ * connection: planning it cost more than running it (0.9 ms against 0.5 ms, pg_stat_statements).
  * Plain SQL because Prisma can express none of it in one statement: an upsert whose update is conditional on the
  * locked row (ON CONFLICT ... DO UPDATE ... WHERE), for two rows where the second depends on the first.
  */
-function limiterSql(opts: { subjects: string; prelude?: string; result: (rows: string) => string }): string {
-  return `
-WITH ${opts.prelude ?? ""}
-clock AS MATERIALIZED (
+export const RATE_LIMIT_TAKE = {
+  name: "rate_limit_take",
+  text: `
+WITH clock AS MATERIALIZED (
   SELECT t, to_timestamp(floor(extract(epoch FROM t) / 60) * 60) AS cur
   FROM (SELECT coalesce($3::timestamptz, statement_timestamp()) AS t) x
   CROSS JOIN ${ASYNC_COMMIT}
@@ -28,7 +30,7 @@ s AS MATERIALIZED (
               WHERE p.subject = u.subject AND p."windowStart" = c.cur - interval '1 minute'), 0) AS prev,
     coalesce((SELECT q.count FROM "RateLimitCounter" q
               WHERE q.subject = u.subject AND q."windowStart" = c.cur), 0) AS seen
-  FROM ${opts.subjects} CROSS JOIN clock c
+  FROM unnest($1::text[], $2::int[], $4::int[]) WITH ORDINALITY AS u(subject, lim, step, ord) CROSS JOIN clock c
 ),
 w AS (
   SELECT s.*, s.prev * (1 - extract(epoch FROM s.t - s.cur) / 60) AS carried FROM s
@@ -47,41 +49,10 @@ second AS (
   WHERE r.count + 1 + (SELECT carried FROM w WHERE ord = 2) <= (SELECT lim FROM w WHERE ord = 2)
   RETURNING r.count
 )
-${opts.result(`SELECT s.ord::int AS ord, s.prev, s.seen,
+SELECT s.ord::int AS ord, s.prev, s.seen,
   extract(epoch FROM s.t)::float8 AS now, extract(epoch FROM s.cur)::float8 AS window_start,
   CASE s.ord WHEN 1 THEN (SELECT count FROM first) ELSE (SELECT count FROM second) END AS counted
-FROM s`)}`;
-}
-
-/**
- * Takes a slot of one or two subjects, in order. $1 the subjects' keys, $2 their limits, $3 the clock (null: the
- * database's), $4 each subject's step (1, or 0 for a probe). One row per subject (`Row` in limiter.ts).
- */
-export const RATE_LIMIT_TAKE = {
-  name: "rate_limit_take",
-  text: limiterSql({
-    subjects: "unnest($1::text[], $2::int[], $4::int[]) WITH ORDINALITY AS u(subject, lim, step, ord)",
-    result: (rows) => `${rows} ORDER BY s.ord`,
-  }),
-} as const;
-
-/**
- * The same, with the request's grant read in the same round trip: the subjects are the grant's store and
- * Application (keys as `apiSubjects` builds them), and only a grant that admits the token takes slots. Every row
- * carries the grant's columns; the limiter's columns are null when the grant refused, and no row comes back
- * when there is no grant at all. $1 client_id, $2 the two limits, $3 the clock, $4 tenant_id, $5 environment.
- */
-const grant = grantSql({ client: "$1", store: "$4", env: "$5" });
-export const RATE_LIMIT_TAKE_FOR_GRANT = {
-  name: "rate_limit_take_for_grant",
-  text: limiterSql({
-    prelude: `
-grant_row AS MATERIALIZED (${grant.select}),
-admitted AS (SELECT * FROM grant_row WHERE ${grant.grantAdmits}),`,
-    subjects: `admitted CROSS JOIN LATERAL
-    unnest(ARRAY['store:' || admitted."storeId", 'app:' || admitted."applicationId"], $2::int[], ARRAY[1, 1]) WITH ORDINALITY AS u(subject, lim, step, ord)`,
-    result: (rows) => `SELECT grant_row.*, limiter.* FROM grant_row LEFT JOIN (${rows}) limiter ON true ORDER BY limiter.ord`,
-  }),
+FROM s ORDER BY s.ord`,
 } as const;
 
 /**
