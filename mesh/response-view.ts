@@ -3,12 +3,16 @@ import {
   type ConstArgumentNode,
   type ConstDirectiveNode,
   GraphQLInt,
+  GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
   GraphQLSchema,
   GraphQLString,
   GraphQLUnionType,
+  type GraphQLOutputType,
   getNamedType,
+  isListType,
+  isNonNullType,
   isObjectType,
   isScalarType,
   isUnionType,
@@ -27,10 +31,16 @@ import {
  *    status, headers, URL and method of the REST answer, so Location, Idempotent-Replayed, X-RateLimit-*,
  *    X-Next-Cursor and Retry-After are readable. The REST handler keeps them on the decoded body as hidden `$`
  *    properties; nested objects have none, so their `_response` is null.
+ * 3. An event is a `StoreEvent` (`eventType: String!`, `data: JSON!`) wherever it appears: the feed's items and a
+ *    delivery's payload too, which the document types as the `WebhookEvent` union. Each member of that union has its
+ *    own one-value enum for `eventType` and its own `data` type, so a selection over the union had to alias them
+ *    per member (`eventTypeorder_confirmed_constNonNull`); the document still types `data` per event type.
  */
 
 const PROBLEM = "ProblemDetails";
 const WRAPPER = "ProblemResponse";
+const EVENT_UNION = "WebhookEvent";
+const EVENT = "StoreEvent";
 
 interface ResponseMetadata {
   status: number;
@@ -64,6 +74,13 @@ function renameInDirective(directive: ConstDirectiveNode): ConstDirectiveNode {
   return { ...directive, arguments: args };
 }
 
+/** The same list and non-null wrapping around the event type instead of the union. */
+function asEvent(type: GraphQLOutputType, event: GraphQLObjectType): GraphQLOutputType {
+  if (isNonNullType(type)) return new GraphQLNonNull(asEvent(type.ofType, event));
+  if (isListType(type)) return new GraphQLList(asEvent(type.ofType, event));
+  return event;
+}
+
 export default class ResponseViewTransform {
   /** Applied to the source schema itself, so the REST handler's resolvers and their hidden metadata stay. */
   readonly noWrap = true;
@@ -71,7 +88,9 @@ export default class ResponseViewTransform {
   transformSchema(schema: GraphQLSchema): GraphQLSchema {
     const problem = schema.getType(PROBLEM);
     const json = schema.getType("JSON");
-    if (!isObjectType(problem) || !isScalarType(json)) throw new Error(`response-view: the source schema has no ${PROBLEM} object type or JSON scalar`);
+    const event = schema.getType(EVENT);
+    if (!isObjectType(problem) || !isScalarType(json) || !isObjectType(event))
+      throw new Error(`response-view: the source schema has no ${PROBLEM} or ${EVENT} object type or no JSON scalar`);
 
     const metadataType = new GraphQLObjectType({
       name: "ResponseMetadata",
@@ -105,6 +124,10 @@ export default class ResponseViewTransform {
 
     const extended = new GraphQLSchema({ ...schema.toConfig(), types: [...schema.toConfig().types, metadataType, wrapper] });
     return mapSchema(extended, {
+      [MapperKind.OBJECT_FIELD]: (field) => {
+        if (getNamedType(field.type).name !== EVENT_UNION) return field;
+        return { ...field, type: asEvent(field.type, event) };
+      },
       [MapperKind.OBJECT_TYPE]: (type) => {
         if (!results.has(type.name)) return type;
         const config = type.toConfig();
