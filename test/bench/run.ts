@@ -34,7 +34,7 @@ import { profileApi } from "./profile.js";
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "latency", "throughput"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "latency", "throughput"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -160,6 +160,7 @@ async function main(): Promise<void> {
   if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
   if (wants("feed")) results.push(await timed("event feed", () => benchEventFeed(ctx)));
   if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
+  if (wants("writes")) results.push(await timed("writes", async () => (await import("./writes.js")).benchWrites(ctx)));
   if (wants("latency") || wants("throughput")) {
     const receiver = await startReceiver();
     try {
