@@ -1,4 +1,4 @@
-import { Prisma } from "../../platform/db/prisma.js";
+import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/prisma.js";
 
 /**
  * Draws the store's next order number and reads its public settings (returns orderSeq, publicSettings), locking
@@ -8,3 +8,84 @@ import { Prisma } from "../../platform/db/prisma.js";
  */
 export const drawOrderNumber = (storeId: string) => Prisma.sql`
     update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid returning "orderSeq", "publicSettings"`;
+
+/**
+ * Moves an order to `to` and appends its status history row, in one statement, on the condition that the order
+ * is still at `fromVersion` (the version its status was read at): returns one row if it moved, none if a
+ * concurrent change won. Plain SQL to write both rows in one round trip, which no Prisma call does.
+ */
+export const moveOrder = (m: { orderId: string; fromVersion: number; to: OrderStatus; reason: string | null; at: Date }) => Prisma.sql`
+    with moved as (
+      update "Order"
+      set status = ${m.to}::"OrderStatus", version = version + 1, "updatedAt" = ${m.at}::timestamptz,
+          "cancellationReason" = case when ${m.to === "CANCELLED"}::boolean then ${m.reason}::text else "cancellationReason" end
+      where id = ${m.orderId}::uuid and version = ${m.fromVersion}::int
+      returning id
+    )
+    insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
+    select gen_random_uuid(), id, ${m.to}::"OrderStatus", ${m.reason}::text, ${m.at}::timestamptz from moved
+    returning id`;
+
+export interface PlacedOrder {
+  id: string;
+  storeId: string;
+  orderNumber: number;
+  type: OrderType;
+  customerId: string | null;
+  subtotalCents: number;
+  deliveryFeeCents: number;
+  discountCents: number;
+  totalCents: number;
+  couponCode: string | null;
+  deliveryAddress: Prisma.InputJsonObject | null;
+  scheduledFor: Date | null;
+  notes: string | null;
+  at: Date;
+  items: {
+    id: string;
+    productId: string;
+    name: string;
+    quantity: number;
+    unitPriceCents: number;
+    totalCents: number;
+    notes: string | null;
+    position: number;
+    additionals: { name: string; quantity: number; priceCents: number }[];
+  }[];
+  payments: { method: string; status: string; valueCents: number; changeForCents: number | null }[];
+}
+
+/**
+ * Writes a new PENDING order with its items, their additionals, its payments and its first status history row,
+ * in one statement (the foreign keys are checked at its end, when every row is in). Plain SQL because Prisma's
+ * nested create sends one INSERT per row and reads the order back: 6 round trips for a two-item order, 1 here.
+ */
+export const insertOrder = (o: PlacedOrder) => {
+  const additionals = o.items.flatMap((i) => i.additionals.map((a) => ({ ...a, orderItemId: i.id })));
+  return Prisma.sql`
+    with placed as (
+      insert into "Order" (id, "storeId", "orderNumber", type, status, "customerId", "subtotalCents", "deliveryFeeCents", "discountCents",
+                           "totalCents", "couponCode", "deliveryAddress", "scheduledFor", notes, version, "createdAt", "updatedAt")
+      values (${o.id}::uuid, ${o.storeId}::uuid, ${o.orderNumber}::int, ${o.type}::"OrderType", 'PENDING', ${o.customerId}::uuid,
+              ${o.subtotalCents}::int, ${o.deliveryFeeCents}::int, ${o.discountCents}::int, ${o.totalCents}::int, ${o.couponCode}::text,
+              ${o.deliveryAddress === null ? null : JSON.stringify(o.deliveryAddress)}::jsonb, ${o.scheduledFor}::timestamptz, ${o.notes}::text,
+              1, ${o.at}::timestamptz, ${o.at}::timestamptz)
+      returning id
+    ), items as (
+      insert into "OrderItem" (id, "orderId", "productId", name, quantity, "unitPriceCents", "totalCents", notes, position)
+      select i.id, ${o.id}::uuid, i."productId", i.name, i.quantity, i."unitPriceCents", i."totalCents", i.notes, i.position
+      from jsonb_to_recordset(${JSON.stringify(o.items)}::jsonb)
+        as i(id uuid, "productId" uuid, name text, quantity int, "unitPriceCents" int, "totalCents" int, notes text, position int)
+    ), additionals as (
+      insert into "OrderItemAdditional" (id, "orderItemId", name, quantity, "priceCents")
+      select gen_random_uuid(), a."orderItemId", a.name, a.quantity, a."priceCents"
+      from jsonb_to_recordset(${JSON.stringify(additionals)}::jsonb) as a("orderItemId" uuid, name text, quantity int, "priceCents" int)
+    ), payments as (
+      insert into "Payment" (id, "orderId", method, status, "valueCents", "changeForCents")
+      select gen_random_uuid(), ${o.id}::uuid, p.method, p.status, p."valueCents", p."changeForCents"
+      from jsonb_to_recordset(${JSON.stringify(o.payments)}::jsonb) as p(method text, status text, "valueCents" int, "changeForCents" int)
+    ), history as (
+      insert into "OrderStatusHistory" (id, "orderId", status, at) values (gen_random_uuid(), ${o.id}::uuid, 'PENDING', ${o.at}::timestamptz)
+    )
+    select id from placed`;
+};
