@@ -1,4 +1,4 @@
-import type { Tx } from "../../platform/db/prisma.js";
+import type { Prisma, Tx } from "../../platform/db/prisma.js";
 import type { EventData, EventType } from "./types.js";
 import { insertEvents } from "./sql.js";
 
@@ -15,10 +15,12 @@ export type NewEvent = { [T in EventType]: { type: T; data: EventData<T> } }[Eve
  * The transactional outbox: writes the events' rows, in order, and enqueues each one's fan-out job with the
  * caller's transaction client, in one statement, so the change, its events and their jobs commit or roll back
  * together. Call it only inside `db.$transaction(async (tx) => ...)` together with the change it reports.
+ * `change`, when given, is that change as CTEs (the last named `changed`, see insertEvents in ./sql.ts), sent in
+ * the same statement: the events are written only if it changed something, and no id comes back otherwise.
  */
-export async function emitEvents(tx: Tx, storeId: string, events: readonly NewEvent[]): Promise<{ id: string }[]> {
-  if (events.length === 0) return [];
-  return tx.$queryRaw<{ id: string }[]>(insertEvents(FAN_OUT_TASK, storeId, events, new Date()));
+export async function emitEvents(tx: Tx, storeId: string, events: readonly NewEvent[], change?: Prisma.Sql): Promise<{ id: string }[]> {
+  if (events.length === 0 && !change) return [];
+  return tx.$queryRaw<{ id: string }[]>(insertEvents(FAN_OUT_TASK, storeId, events, new Date(), change));
 }
 
 /** One event of `type`; `data` must be the payload declared for it. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { OrderStatus, OrderType, Prisma, Tx } from "../../platform/db/prisma.js";
 import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
-import { emitEvent, emitEvents } from "../events/outbox.js";
+import { emitEvents } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { checkTransition } from "./lifecycle.js";
 import { statusEvents } from "./events.js";
@@ -190,15 +190,15 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     items: items.filter((i) => i !== null),
     payments,
   };
-  await tx.$executeRaw(insertOrder(order));
-  await emitEvent(tx, storeId, "order.created", {
+  const created = {
     orderId: order.id,
     orderNumber: order.orderNumber,
     total: order.totalCents / 100,
     type: order.type,
     status: order.status,
     version: order.version,
-  });
+  };
+  await emitEvents(tx, storeId, [{ type: "order.created", data: created }], insertOrder(order));
   return order;
 }
 
@@ -210,10 +210,11 @@ export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string
   const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true, version: true } });
   if (!order) throw notFound("order", orderId);
   checkTransition(order.type, order.status, to);
-  const moved = await tx.$queryRaw<unknown[]>(moveOrder({ orderId, fromVersion: order.version, to, reason: reason ?? null, at: new Date() }));
-  if (moved.length === 0) {
+  const move = moveOrder({ orderId, fromVersion: order.version, to, reason: reason ?? null, at: new Date() });
+  // Every move emits at least one event, so no event id back means the order did not move.
+  const emitted = await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", order.version + 1), move);
+  if (emitted.length === 0) {
     throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
   }
-  await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", order.version + 1));
   return order;
 }

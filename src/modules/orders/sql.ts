@@ -10,21 +10,23 @@ export const drawOrderNumber = (storeId: string) => Prisma.sql`
     update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid returning "orderSeq", "publicSettings"`;
 
 /**
- * Moves an order to `to` and appends its status history row, in one statement, on the condition that the order
- * is still at `fromVersion` (the version its status was read at): returns one row if it moved, none if a
- * concurrent change won. Plain SQL to write both rows in one round trip, which no Prisma call does.
+ * Moves an order to `to` and appends its status history row, on the condition that the order is still at
+ * `fromVersion` (the version its status was read at): CTEs for emitEvents, whose `changed` has a row only if the
+ * order moved, so the move, its history row and its events make one statement. Plain SQL for that one round
+ * trip, which no Prisma call makes.
  */
 export const moveOrder = (m: { orderId: string; fromVersion: number; to: OrderStatus; reason: string | null; at: Date }) => Prisma.sql`
-    with moved as (
+    moved as (
       update "Order"
       set status = ${m.to}::"OrderStatus", version = version + 1, "updatedAt" = ${m.at}::timestamptz,
           "cancellationReason" = case when ${m.to === "CANCELLED"}::boolean then ${m.reason}::text else "cancellationReason" end
       where id = ${m.orderId}::uuid and version = ${m.fromVersion}::int
       returning id
-    )
-    insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
-    select gen_random_uuid(), id, ${m.to}::"OrderStatus", ${m.reason}::text, ${m.at}::timestamptz from moved
-    returning id`;
+    ), changed as (
+      insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
+      select gen_random_uuid(), id, ${m.to}::"OrderStatus", ${m.reason}::text, ${m.at}::timestamptz from moved
+      returning id
+    )`;
 
 export interface PlacedOrder {
   id: string;
@@ -56,14 +58,15 @@ export interface PlacedOrder {
 }
 
 /**
- * Writes a new PENDING order with its items, their additionals, its payments and its first status history row,
- * in one statement (the foreign keys are checked at its end, when every row is in). Plain SQL because Prisma's
- * nested create sends one INSERT per row and reads the order back: 6 round trips for a two-item order, 1 here.
+ * Writes a new PENDING order with its items, their additionals, its payments and its first status history row:
+ * CTEs for emitEvents (`changed` is the history row), so the order and order.created make one statement; the
+ * foreign keys are checked at its end, when every row is in. Plain SQL because Prisma's nested create sends one
+ * INSERT per row and reads the order back: 7 round trips for a two-item order and its event, 1 here.
  */
 export const insertOrder = (o: PlacedOrder) => {
   const additionals = o.items.flatMap((i) => i.additionals.map((a) => ({ ...a, orderItemId: i.id })));
   return Prisma.sql`
-    with placed as (
+    placed as (
       insert into "Order" (id, "storeId", "orderNumber", type, status, "customerId", "subtotalCents", "deliveryFeeCents", "discountCents",
                            "totalCents", "couponCode", "deliveryAddress", "scheduledFor", notes, version, "createdAt", "updatedAt")
       values (${o.id}::uuid, ${o.storeId}::uuid, ${o.orderNumber}::int, ${o.type}::"OrderType", 'PENDING', ${o.customerId}::uuid,
@@ -84,8 +87,8 @@ export const insertOrder = (o: PlacedOrder) => {
       insert into "Payment" (id, "orderId", method, status, "valueCents", "changeForCents")
       select gen_random_uuid(), ${o.id}::uuid, p.method, p.status, p."valueCents", p."changeForCents"
       from jsonb_to_recordset(${JSON.stringify(o.payments)}::jsonb) as p(method text, status text, "valueCents" int, "changeForCents" int)
-    ), history as (
+    ), changed as (
       insert into "OrderStatusHistory" (id, "orderId", status, at) values (gen_random_uuid(), ${o.id}::uuid, 'PENDING', ${o.at}::timestamptz)
-    )
-    select id from placed`;
+      returning id
+    )`;
 };
