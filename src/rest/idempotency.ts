@@ -5,7 +5,7 @@ import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation
 import { LONGEST_COMMAND_MS } from "../platform/schema/commands.js";
 import type { RouteMiddleware, RouteNext } from "./router.js";
 import { acceptsIdempotencyKey, type RouteResult } from "../platform/route.js";
-import { claimIdempotencyKey } from "./sql.js";
+import { claimIdempotencyKey, completeIdempotencyKey } from "./sql.js";
 
 /**
  * Idempotency-Key on POST, PUT and PATCH. The record of a write commits in the write's own transaction, so
@@ -74,7 +74,6 @@ const findRecord = (db: Tx, k: Key) => db.idempotencyKey.findUnique({ where: { a
 /** The record's columns for an answer. */
 function completed(recorded: Recorded, defaultStatus: number) {
   return {
-    state: "COMPLETED" as const,
     responseStatus: recorded.error ? ERROR_CATALOG[recorded.error.code].status : (recorded.result?.status ?? defaultStatus),
     responseHeaders: recorded.result?.headers ?? {},
     responseBody: JSON.stringify(recorded),
@@ -100,7 +99,7 @@ async function together(db: Db, k: Key, next: RouteNext, deadline: number, defau
         if (!(await claim(tx, k, deadline - Date.now()))) return { found: await findRecord(tx, k) };
         claimed = true;
         const recorded: Recorded = { result: await next(tx) };
-        await tx.idempotencyKey.updateMany({ where: keyWhere(k), data: completed(recorded, defaultStatus) });
+        await tx.$executeRaw(completeIdempotencyKey(k, completed(recorded, defaultStatus)));
         return { ran: recorded };
       },
       // The claim's wait, then the longest operation.
@@ -111,7 +110,10 @@ async function together(db: Db, k: Key, next: RouteNext, deadline: number, defau
     if (!claimed || !recordable(e)) throw e;
     const recorded = errorRecord(e);
     // A duplicate may have claimed the key since the rollback and runs on its own: it keeps its own answer.
-    await db.idempotencyKey.createMany({ data: [{ ...k, ...completed(recorded, defaultStatus), expiresAt: expiry() }], skipDuplicates: true });
+    await db.idempotencyKey.createMany({
+      data: [{ ...k, state: "COMPLETED", ...completed(recorded, defaultStatus), expiresAt: expiry() }],
+      skipDuplicates: true,
+    });
     return { ran: recorded };
   }
 }
@@ -137,7 +139,7 @@ async function separately(db: Db, k: Key, next: RouteNext, deadline: number, def
     }
     recorded = errorRecord(e);
   }
-  await db.idempotencyKey.updateMany({ where: keyWhere(k), data: completed(recorded, defaultStatus) });
+  await db.$executeRaw(completeIdempotencyKey(k, completed(recorded, defaultStatus)));
   return { ran: recorded };
 }
 

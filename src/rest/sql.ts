@@ -19,3 +19,16 @@ export const claimIdempotencyKey = (
     from (select set_config('lock_timeout', ${`${Math.max(1, Math.ceil(waitMs))}ms`}, true)) as bounded_wait
     on conflict ("applicationId", "storeId", key) do nothing
     returning set_config('lock_timeout', (select reset_val from pg_settings where name = 'lock_timeout'), true)`;
+
+/**
+ * Marks a key's record COMPLETED with its answer. Plain SQL because Prisma compiles every write afresh (its plan
+ * cache serves reads only), and this statement runs on every keyed write with a different body each time.
+ */
+export const completeIdempotencyKey = (
+  k: { applicationId: string; storeId: string; key: string },
+  answer: { responseStatus: number; responseHeaders: Record<string, string>; responseBody: string },
+) => Prisma.sql`
+    update "IdempotencyKey"
+    set state = 'COMPLETED', "responseStatus" = ${answer.responseStatus}::int, "responseHeaders" = ${JSON.stringify(answer.responseHeaders)}::jsonb,
+        "responseBody" = ${answer.responseBody}::text
+    where "applicationId" = ${k.applicationId}::uuid and "storeId" = ${k.storeId}::uuid and key = ${k.key}`;

@@ -15,7 +15,7 @@ const EMIT_SQL = `with ev as (insert into "Event" (id, "storeId", type, data) va
  * receiver uses too). Events go round robin over STORES (JSON array of store ids), each committed alone:
  * - MODE=events: one statement that writes what emitEvent writes (the event row and its fan_out_event job, same
  *   payload and job key), so the commit is the same and the producer costs the shared cores little;
- * - MODE=events-prisma: emitEvent itself in a Prisma interactive transaction (four round trips; at 200/s this
+ * - MODE=events-prisma: emitEvent itself in a Prisma interactive transaction (three round trips; at 200/s this
  *   process then takes about half a core, which the worker under test no longer has);
  * - MODE=queue: one graphile-worker job of TASK per event, payload { id, url: URL } (the queue baseline).
  */

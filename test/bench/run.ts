@@ -36,7 +36,7 @@ import { benchMemory } from "./memory.js";
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "memory", "latency", "throughput"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "memory", "latency", "throughput"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -169,6 +169,7 @@ async function main(): Promise<void> {
   if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
   if (wants("feed")) results.push(await timed("event feed", () => benchEventFeed(ctx)));
   if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
+  if (wants("writes")) results.push(await timed("writes", async () => (await import("./writes.js")).benchWrites(ctx)));
   if (wants("memory")) results.push(await timed("memory", () => benchMemory(ctx, tokenBurst.clients, tokenBurst.perClient)));
   if (wants("latency") || wants("throughput")) {
     const receiver = await startReceiver();

@@ -1,5 +1,7 @@
 import type { Tx } from "../../platform/db/prisma.js";
-import { emitEvent } from "../events/outbox.js";
+import { randomUUID } from "node:crypto";
+import { emitEvent, emitEvents } from "../events/outbox.js";
+import { insertCustomer } from "./sql.js";
 import { notFound } from "../../platform/errors.js";
 
 export interface CustomerFields {
@@ -12,11 +14,16 @@ const digits = (phone: string | null | undefined) => (phone ? phone.replace(/\D/
 
 /** Creates a customer and reports it (customer.created) in the caller's transaction. */
 export async function createCustomer(tx: Tx, storeId: string, input: CustomerFields): Promise<{ id: string }> {
-  const customer = await tx.customer.create({
-    data: { storeId, name: input.name.trim(), phone: input.phone ?? null, phoneDigits: digits(input.phone), email: input.email ?? null },
-    select: { id: true, name: true, phone: true },
-  });
-  await emitEvent(tx, storeId, "customer.created", { customerId: customer.id, name: customer.name, phone: customer.phone ?? "" });
+  const customer = {
+    id: randomUUID(),
+    storeId,
+    name: input.name.trim(),
+    phone: input.phone ?? null,
+    phoneDigits: digits(input.phone),
+    email: input.email ?? null,
+  };
+  const created = { customerId: customer.id, name: customer.name, phone: customer.phone ?? "" };
+  await emitEvents(tx, storeId, [{ type: "customer.created", data: created }], insertCustomer({ ...customer, at: new Date() }));
   return customer;
 }
 

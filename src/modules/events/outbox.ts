@@ -1,6 +1,6 @@
-import type { Tx } from "../../platform/db/prisma.js";
+import type { Prisma, Tx } from "../../platform/db/prisma.js";
 import type { EventData, EventType } from "./types.js";
-import { enqueueFanOut } from "./sql.js";
+import { insertEvents } from "./sql.js";
 
 export const FAN_OUT_TASK = "fan_out_event";
 
@@ -8,14 +8,23 @@ export interface FanOutPayload {
   eventId: string;
 }
 
+/** One event to emit: the union ties each type to the `data` declared for it (see ./types.ts). */
+export type NewEvent = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
+
 /**
- * The transactional outbox: writes the event row and enqueues its fan-out job with the
- * caller's transaction client, so the change, the event and the job commit or roll back together.
- * Call it only inside `db.$transaction(async (tx) => ...)` together with the change it reports.
- * `data` must be the payload declared for `type` (see ./types.ts).
+ * The transactional outbox: writes the events' rows, in order, and enqueues each one's fan-out job with the
+ * caller's transaction client, in one statement, so the change, its events and their jobs commit or roll back
+ * together. Call it only inside `db.$transaction(async (tx) => ...)` together with the change it reports.
+ * `change`, when given, is that change as CTEs (the last named `changed`, see insertEvents in ./sql.ts), sent in
+ * the same statement: the events are written only if it changed something, and no id comes back otherwise.
  */
+export async function emitEvents(tx: Tx, storeId: string, events: readonly NewEvent[], change?: Prisma.Sql): Promise<{ id: string }[]> {
+  if (events.length === 0 && !change) return [];
+  return tx.$queryRaw<{ id: string }[]>(insertEvents(FAN_OUT_TASK, storeId, events, new Date(), change));
+}
+
+/** One event of `type`; `data` must be the payload declared for it. */
 export async function emitEvent<T extends EventType>(tx: Tx, storeId: string, type: T, data: EventData<T>): Promise<{ id: string }> {
-  const event = await tx.event.create({ data: { storeId, type, data }, select: { id: true } });
-  await tx.$executeRaw(enqueueFanOut(FAN_OUT_TASK, event.id));
+  const [event] = await tx.$queryRaw<{ id: string }[]>(insertEvents(FAN_OUT_TASK, storeId, [{ type, data }], new Date()));
   return event;
 }

@@ -1,11 +1,12 @@
+import { randomUUID } from "node:crypto";
 import type { OrderStatus, OrderType, Prisma, Tx } from "../../platform/db/prisma.js";
 import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
-import { emitEvent } from "../events/outbox.js";
+import { emitEvents } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { checkTransition } from "./lifecycle.js";
 import { statusEvents } from "./events.js";
-import { drawOrderNumber } from "./sql.js";
+import { drawOrderNumber, insertOrder, moveOrder } from "./sql.js";
 import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../../platform/input.js";
 
 export interface PaymentInput {
@@ -33,6 +34,8 @@ export interface NewOrder {
    */
   deliveryFeeCents?: number | null;
   discountCents?: number | null;
+  /** The sandbox's: one payment of the whole total, which only createOrder knows, added to `payments`. */
+  payInFull?: ((totalCents: number) => { method: string; status: string; changeForCents?: number | null }) | null;
 }
 
 export const PAYMENT_METHODS = ["CASH", "CREDIT_CARD", "DEBIT_CARD", "PIX", "ONLINE", "VOUCHER"] as const;
@@ -57,7 +60,7 @@ function deliveryFeeCents(publicSettings: Prisma.JsonValue): number {
  * first-time customer and their events commit together. The store row lock taken to draw the next
  * orderNumber also serialises order numbering per store.
  */
-export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string }> {
+export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string; totalCents: number }> {
   if (input.customerId && input.customer) {
     throw invalidRequest("Send customerId or customer, not both.", [
       { field: "customer", code: "CONFLICTING_FIELDS", message: "send customerId or customer, not both" },
@@ -106,6 +109,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     });
     const unitWithAdditions = product.priceCents + additionals.reduce((s, a) => s + a.priceCents * a.quantity, 0);
     return {
+      id: randomUUID(),
       productId: product.id,
       name: product.name,
       quantity: item.quantity,
@@ -113,7 +117,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
       totalCents: unitWithAdditions * item.quantity,
       notes: item.notes ?? null,
       position: i,
-      additionals: { create: additionals },
+      additionals,
     };
   });
 
@@ -165,35 +169,38 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   }
   if (violations.length) throw unprocessable(`The order cannot be registered: ${violations.map((v) => v.message).join("; ")}.`, violations);
 
+  if (input.payInFull) payments.push({ valueCents: totalCents, changeForCents: null, ...input.payInFull(totalCents) });
+
   if (input.customer) customerId = (await createCustomer(tx, storeId, input.customer)).id;
-  const order = await tx.order.create({
-    data: {
-      storeId,
-      orderNumber: seq.orderSeq,
-      type: input.type,
-      customerId,
-      subtotalCents,
-      deliveryFeeCents: feeCents,
-      discountCents,
-      totalCents,
-      couponCode: input.coupon?.code ?? null,
-      deliveryAddress: input.deliveryAddress ? { ...input.deliveryAddress } : undefined,
-      scheduledFor: input.scheduledFor ?? null,
-      notes: input.notes ?? null,
-      items: { create: items.filter((i) => i !== null) },
-      payments: { create: payments },
-      statusHistory: { create: [{ status: "PENDING" }] },
-    },
-    select: { id: true, orderNumber: true, totalCents: true, type: true, status: true, version: true },
-  });
-  await emitEvent(tx, storeId, "order.created", {
+  const order = {
+    id: randomUUID(),
+    storeId,
+    orderNumber: seq.orderSeq,
+    type: input.type,
+    status: "PENDING" as const,
+    version: 1,
+    customerId,
+    subtotalCents,
+    deliveryFeeCents: feeCents,
+    discountCents,
+    totalCents,
+    couponCode: input.coupon?.code ?? null,
+    deliveryAddress: input.deliveryAddress ? { ...input.deliveryAddress } : null,
+    scheduledFor: input.scheduledFor ?? null,
+    notes: input.notes ?? null,
+    at: new Date(),
+    items: items.filter((i) => i !== null),
+    payments,
+  };
+  const created = {
     orderId: order.id,
     orderNumber: order.orderNumber,
     total: order.totalCents / 100,
     type: order.type,
     status: order.status,
     version: order.version,
-  });
+  };
+  await emitEvents(tx, storeId, [{ type: "order.created", data: created }], insertOrder(order));
   return order;
 }
 
@@ -205,18 +212,11 @@ export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string
   const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true, version: true } });
   if (!order) throw notFound("order", orderId);
   checkTransition(order.type, order.status, to);
-  const now = new Date();
-  const version = order.version + 1;
-  const { count } = await tx.order.updateMany({
-    where: { id: orderId, version: order.version },
-    data: { status: to, version, updatedAt: now, ...(to === "CANCELLED" ? { cancellationReason: reason } : {}) },
-  });
-  if (count === 0) {
+  const move = moveOrder({ orderId, fromVersion: order.version, to, reason: reason ?? null, at: new Date() });
+  // Every move emits at least one event, so no event id back means the order did not move.
+  const emitted = await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", order.version + 1), move);
+  if (emitted.length === 0) {
     throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
-  }
-  await tx.orderStatusHistory.create({ data: { orderId, status: to, reason: reason ?? null, at: now } });
-  for (const event of statusEvents(orderId, to, reason ?? "", version)) {
-    await emitEvent(tx, storeId, event.type, event.data);
   }
   return order;
 }

@@ -57,13 +57,18 @@ function underOverrides(error: unknown, o: SandboxOverrides): unknown {
  * webhooks fire. A store with no catalog is seeded first.
  */
 export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario, overrides: SandboxOverrides = {}): Promise<{ id: string }> {
-  if ((await tx.product.count({ where: { storeId, isActive: true } })) === 0) await seedSandboxStore(tx, storeId);
-  const products = await tx.product.findMany({
-    where: { storeId, isActive: true },
-    orderBy: [{ categoryPosition: "asc" }, { name: "asc" }],
-    take: 3,
-    select: { id: true, additionals: { where: { isAvailable: true }, take: 1, select: { name: true } } },
-  });
+  const firstProducts = () =>
+    tx.product.findMany({
+      where: { storeId, isActive: true },
+      orderBy: [{ categoryPosition: "asc" }, { name: "asc" }],
+      take: 3,
+      select: { id: true, additionals: { where: { isAvailable: true }, take: 1, select: { name: true } } },
+    });
+  let products = await firstProducts();
+  if (products.length === 0) {
+    await seedSandboxStore(tx, storeId);
+    products = await firstProducts();
+  }
   const regular = await tx.customer.findFirst({ where: { storeId }, orderBy: { name: "asc" }, select: { id: true } });
   const firstTimer = { name: `${FIRST_NAMES[randomInt(FIRST_NAMES.length)]} Sandbox`, phone: `+55 11 9${randomInt(10_000_000, 99_999_999)}`, email: null };
 
@@ -82,20 +87,18 @@ export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Sc
     cancelled: base,
   }[scenario];
 
-  const order = await createOrder(tx, storeId, withOverrides(scenarioOrder, overrides)).catch((e: unknown) => {
+  const payInFull = {
+    delivery: () => ({ method: "CREDIT_CARD", status: "APPROVED" }),
+    pickup: () => ({ method: "PIX", status: "APPROVED" }),
+    scheduled: () => ({ method: "CREDIT_CARD", status: "APPROVED" }),
+    cash: (total: number) => ({ method: "CASH", status: "PENDING", changeForCents: Math.ceil((total + 1) / 5000) * 5000 }),
+    online_payment: () => ({ method: "ONLINE", status: "APPROVED" }),
+    with_discount: () => ({ method: "CREDIT_CARD", status: "APPROVED" }),
+    cancelled: () => ({ method: "CREDIT_CARD", status: "REFUNDED" }),
+  }[scenario];
+  const order = await createOrder(tx, storeId, { ...withOverrides(scenarioOrder, overrides), payInFull }).catch((e: unknown) => {
     throw underOverrides(e, overrides);
   });
-  const total = (await tx.order.findUniqueOrThrow({ where: { id: order.id }, select: { totalCents: true } })).totalCents;
-  const payment = {
-    delivery: { method: "CREDIT_CARD", status: "APPROVED" },
-    pickup: { method: "PIX", status: "APPROVED" },
-    scheduled: { method: "CREDIT_CARD", status: "APPROVED" },
-    cash: { method: "CASH", status: "PENDING", changeForCents: Math.ceil((total + 1) / 5000) * 5000 },
-    online_payment: { method: "ONLINE", status: "APPROVED" },
-    with_discount: { method: "CREDIT_CARD", status: "APPROVED" },
-    cancelled: { method: "CREDIT_CARD", status: "REFUNDED" },
-  }[scenario];
-  await tx.payment.create({ data: { orderId: order.id, valueCents: total, ...payment } });
   if (scenario === "cancelled") await changeOrderStatus(tx, storeId, order.id, "CANCELLED", "Cancelled by the restaurant: an ingredient ran out");
   return order;
 }

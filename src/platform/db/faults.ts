@@ -1,13 +1,17 @@
 /**
  * Whether an error means the database cannot serve right now, so the same request may succeed in a moment:
  * no connection free in time, a connection lost, refused or timed out, the server shutting down, starting up or
- * full, or Prisma giving up on starting (or finishing) a transaction in time under load. Such a request answers
+ * full, a deadlock with concurrent writes, or Prisma giving up on starting (or finishing) a transaction in time under load. Such a request answers
  * 503 with Retry-After, never 500. The errors come raw from pg and pg-pool (which give some no code, only a
  * message), as driver adapter errors, or wrapped by Prisma; all of those are looked through.
  */
 
-/** SQLSTATEs: class 08 (connection exception) by prefix, then admin_shutdown, crash_shutdown, cannot_connect_now, too_many_connections. */
-const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+/**
+ * SQLSTATEs: class 08 (connection exception) by prefix, then admin_shutdown, crash_shutdown, cannot_connect_now,
+ * too_many_connections, and deadlock_detected: PostgreSQL rolled the transaction back to break a lock cycle with
+ * concurrent writes, and the same request run again succeeds.
+ */
+const SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "40P01"]);
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"]);
 /** Prisma: cannot reach, timed out reaching, operation timed out, server closed the connection, pool timeout, too many connections. */
 const PRISMA_CODES = new Set(["P1001", "P1002", "P1008", "P1017", "P2024", "P2037"]);

@@ -28,15 +28,15 @@ export interface Credentials extends TenantPlan {
 }
 
 /** Sandbox stores with no orders: webhook endpoints on http://127.0.0.1 need SANDBOX. */
-export async function createSandboxStores(url: string, count: number): Promise<TenantPlan[]> {
+export async function createSandboxStores(url: string, count: number, codePrefix = "BENCHSBX"): Promise<TenantPlan[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const { rows } = await client.query<{ id: string; code: string }>(
       `insert into "Store" (id, code, environment, name, slug, "updatedAt")
-       select gen_random_uuid(), 'BENCHSBX' || lpad(i::text, 3, '0'), 'SANDBOX', 'Bench sandbox ' || i, 'bench-sandbox-' || i, now()
+       select gen_random_uuid(), $2 || lpad(i::text, 3, '0'), 'SANDBOX', 'Bench sandbox ' || $2 || i, lower($2) || '-' || i, now()
        from generate_series(1, $1::int) i returning id, code`,
-      [count],
+      [count, codePrefix],
     );
     return rows.map((r) => ({ storeId: r.id, storeCode: r.code, environment: "SANDBOX" }));
   } finally {
