@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../platform/errors.js";
 import type { EventData, EventType } from "../modules/events/types.js";
 import type { TestEventData } from "../modules/webhooks/events.js";
+import { SANDBOX_ADDRESS as ADDRESS } from "../modules/sandbox/scenarios.js";
 
 /**
  * Example bodies for the OpenAPI document, keyed by operationId: one pizzeria's data throughout (store
@@ -62,16 +63,6 @@ const T = {
   confirmed: "2025-03-01T18:31:12.480Z",
   customer: "2024-11-09T20:14:05.000Z",
   delivered: "2025-03-01T18:30:01.152Z",
-};
-
-const ADDRESS = {
-  street: "Rua Augusta",
-  number: "1500",
-  neighborhood: "Consolação",
-  city: "São Paulo",
-  state: "SP",
-  postalCode: "01304-001",
-  complement: "Apto 42",
 };
 
 const STORE = {

@@ -8,7 +8,8 @@ import { seedSandboxStore } from "./seed.js";
 export const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
-const ADDRESS = {
+/** The address of the sandbox's delivery orders (also the published examples' address). */
+export const SANDBOX_ADDRESS = {
   street: "Rua Augusta",
   number: "1500",
   neighborhood: "Consolação",
@@ -76,7 +77,7 @@ export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Sc
     { productId: products[0].id, quantity: 1, notes: "No onions, please", additionals: products[0].additionals.map((a) => ({ name: a.name, quantity: 1 })) },
     ...(products[1] ? [{ productId: products[1].id, quantity: 2 }] : []),
   ];
-  const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: ADDRESS, ...(regular ? { customerId: regular.id } : { customer: firstTimer }) };
+  const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: SANDBOX_ADDRESS, ...(regular ? { customerId: regular.id } : { customer: firstTimer }) };
   const scenarioOrder: NewOrder = {
     delivery: { ...base, customerId: null, customer: firstTimer },
     pickup: { ...base, type: "PICKUP" as const, deliveryAddress: null },
