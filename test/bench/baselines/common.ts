@@ -20,7 +20,7 @@ export type FullOrder = Order & {
   statusHistory?: OrderStatusHistory[];
 };
 
-interface AddressJson {
+export interface AddressJson {
   street: string;
   number: string;
   neighborhood: string;
@@ -32,8 +32,21 @@ interface AddressJson {
 
 const money = (cents: number): number => cents / 100;
 
+/** A delivery address as the API answers it (complement null when absent). */
+export function addressBody(a: AddressJson | null): Record<string, unknown> | null {
+  if (!a) return null;
+  return {
+    street: a.street,
+    number: a.number,
+    neighborhood: a.neighborhood,
+    city: a.city,
+    state: a.state,
+    postalCode: a.postalCode,
+    complement: a.complement ?? null,
+  };
+}
+
 export function orderBody(o: FullOrder): Record<string, unknown> {
-  const a = o.deliveryAddress as AddressJson | null;
   const body: Record<string, unknown> = {
     id: o.id,
     displayId: String(o.orderNumber),
@@ -46,17 +59,7 @@ export function orderBody(o: FullOrder): Record<string, unknown> {
     total: money(o.totalCents),
     totalAmount: money(o.totalCents),
     customer: o.customer ? { id: o.customer.id, name: o.customer.name, phone: o.customer.phone } : null,
-    deliveryAddress: a
-      ? {
-          street: a.street,
-          number: a.number,
-          neighborhood: a.neighborhood,
-          city: a.city,
-          state: a.state,
-          postalCode: a.postalCode,
-          complement: a.complement ?? null,
-        }
-      : null,
+    deliveryAddress: addressBody(o.deliveryAddress as AddressJson | null),
     items: o.items.map((i) => ({
       id: i.id,
       productId: i.productId,

@@ -3,7 +3,18 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import pg from "pg";
 import { ApiError, notFound } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
-import { bearer, INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderReader, problemText, TOKEN_CHECKS, type ReaderClaims } from "./common.js";
+import {
+  type AddressJson,
+  addressBody,
+  bearer,
+  INVALID_TOKEN,
+  NO_GRANT,
+  NOT_SERVED,
+  orderReader,
+  problemText,
+  TOKEN_CHECKS,
+  type ReaderClaims,
+} from "./common.js";
 
 /**
  * Baseline (a): a careful bare handler for the two order reads, on node:http and pg. Per request it checks
@@ -120,7 +131,6 @@ const DETAIL_JS = `WITH ${GRANT}
 
 // ---- JS mapping of compact rows
 
-type Address = Record<"street" | "number" | "neighborhood" | "city" | "state" | "postalCode", string> & { complement?: string };
 interface CompactRow {
   admitted: boolean;
   id: string | null;
@@ -134,7 +144,7 @@ interface CompactRow {
   customerId: string | null;
   customerName: string | null;
   customerPhone: string | null;
-  deliveryAddress: Address | null;
+  deliveryAddress: AddressJson | null;
   version: number;
   createdAt: string;
   updatedAt: string;
@@ -150,7 +160,6 @@ interface CompactRow {
 const cents = (n: number) => n / 100;
 
 function orderJs(r: CompactRow): Record<string, unknown> {
-  const a = r.deliveryAddress;
   const body: Record<string, unknown> = {
     id: r.id,
     displayId: String(r.orderNumber),
@@ -163,17 +172,7 @@ function orderJs(r: CompactRow): Record<string, unknown> {
     total: cents(r.totalCents),
     totalAmount: cents(r.totalCents),
     customer: r.customerId ? { id: r.customerId, name: r.customerName, phone: r.customerPhone } : null,
-    deliveryAddress: a
-      ? {
-          street: a.street,
-          number: a.number,
-          neighborhood: a.neighborhood,
-          city: a.city,
-          state: a.state,
-          postalCode: a.postalCode,
-          complement: a.complement ?? null,
-        }
-      : null,
+    deliveryAddress: addressBody(r.deliveryAddress),
     items: (r.items ?? []).map(([id, productId, name, quantity, unit, total, notes, additionals]) => ({
       id,
       productId,
