@@ -23,7 +23,7 @@ let server: Server;
 let baseUrl: string;
 const statements: string[] = [];
 const orderIds: string[] = [];
-const TREE_STATEMENT = `select json_build_object('id', o."id"`;
+const TREE_STATEMENT = `select json_build_array(o."id"`;
 
 beforeAll(async () => {
   app = await startTestApp();

@@ -12,20 +12,11 @@ import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.j
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import type {
-  Customer,
-  Order as OrderRow,
-  OrderItem,
-  OrderItemAdditional,
-  OrderStatus,
-  OrderStatusHistory,
-  Payment,
-  Prisma,
-  Tx,
-} from "../../platform/db/prisma.js";
+import type { Order as OrderRow, OrderStatus, Prisma, Tx } from "../../platform/db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS, PAYMENT_STATUSES } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
+import { decodeOrderTree, type OrderTree, type OrderTreeTuple } from "./tree.js";
 
 /** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
 
@@ -148,24 +139,8 @@ interface OrderListArgs {
   updatedSince?: Date | null;
 }
 
-/** An order with every relation the order tree loads, as `findMany` with those includes returns it. */
-type OrderTree = OrderRow & {
-  customer: Customer | null;
-  items: (OrderItem & { additionals: OrderItemAdditional[] })[];
-  payments: Payment[];
-  statusHistory?: OrderStatusHistory[];
-};
-/** The same in JSON, as PostgreSQL builds it: instants are ISO 8601 text. */
-type Dated<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
-type OrderTreeJson = Dated<OrderRow> & {
-  customer: Dated<Customer> | null;
-  items: OrderTree["items"];
-  payments: Payment[];
-  statusHistory?: Dated<OrderStatusHistory>[];
-};
-
 /**
- * Whether the order tree (sql.ts) holds everything `query`, the Prisma query planned from the GraphQL selection,
+ * Whether the order tree (tree.ts) holds everything `query`, the Prisma query planned from the GraphQL selection,
  * loads: the order's columns and any of its customer (columns only), items (with or without their additionals),
  * payments and status history, each in its relation's order. Then `{ history }` says whether the status history is
  * asked for; any other selection (the customer's own relations, say) is null and goes through Prisma.
@@ -185,16 +160,9 @@ const TREE_RELATIONS = new Set(["customer", "items", "payments", "statusHistory"
 const ITEMS_WITH_ADDITIONALS = { ...ITEMS_QUERY, include: { additionals: ADDITIONALS_QUERY } };
 
 async function loadTrees(db: Tx, sql: Prisma.Sql): Promise<OrderTree[]> {
-  // The statement builds exactly OrderTreeJson's keys from the model's columns (sql.ts).
-  const rows = await db.$queryRaw<{ order: OrderTreeJson }[]>(sql);
-  return rows.map(({ order: { statusHistory, customer, ...o } }) => ({
-    ...o,
-    scheduledFor: o.scheduledFor === null ? null : new Date(o.scheduledFor),
-    createdAt: new Date(o.createdAt),
-    updatedAt: new Date(o.updatedAt),
-    customer: customer && { ...customer, createdAt: new Date(customer.createdAt), updatedAt: new Date(customer.updatedAt) },
-    ...(statusHistory ? { statusHistory: statusHistory.map((h) => ({ ...h, at: new Date(h.at) })) } : {}),
-  }));
+  // The statement's one column is an OrderTreeTuple (tree.ts builds both).
+  const rows = await db.$queryRaw<{ order: OrderTreeTuple }[]>(sql);
+  return rows.map((r) => decodeOrderTree(r.order));
 }
 
 /** One page of a store's orders: Query.orders (the token's store) and Store.orders (any store an administrator names). */

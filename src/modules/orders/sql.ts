@@ -1,4 +1,5 @@
 import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/prisma.js";
+import { orderTreeSql } from "./tree.js";
 
 /**
  * Draws the store's next order number and reads its public settings (returns orderSeq, publicSettings), locking
@@ -8,37 +9,6 @@ import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/pris
  */
 export const drawOrderNumber = (storeId: string) => Prisma.sql`
     update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid returning "orderSeq", "publicSettings"`;
-
-/**
- * Order reads with their relations, the JSON tree built by PostgreSQL: one `json_build_object` per order (a row
- * each), the customer by its key, items (with their additionals), payments and, when asked, the status history
- * aggregated in the orders the GraphQL relations declare. The keys are the Prisma model's field names, so a row is
- * what `findMany` with those includes returns once its instants are Dates again (`OrderTreeJson`). About a third
- * less database CPU than the statement Prisma builds for the same include (jsonb, nested derived tables).
- */
-const CUSTOMER_JSON = `(select json_build_object('id', c."id", 'storeId', c."storeId", 'name', c."name", 'phone', c."phone",
-    'phoneDigits', c."phoneDigits", 'email', c."email", 'createdAt', c."createdAt", 'updatedAt', c."updatedAt")
-  from "Customer" c where c."id" = o."customerId")`;
-const ITEMS_JSON = `coalesce((select json_agg(json_build_object('id', i."id", 'orderId', i."orderId", 'productId', i."productId",
-    'name', i."name", 'quantity', i."quantity", 'unitPriceCents', i."unitPriceCents", 'totalCents', i."totalCents", 'notes', i."notes",
-    'position', i."position", 'additionals', coalesce((select json_agg(json_build_object('id', a."id", 'orderItemId', a."orderItemId",
-      'name', a."name", 'quantity', a."quantity", 'priceCents', a."priceCents") order by a."name", a."id")
-      from "OrderItemAdditional" a where a."orderItemId" = i."id"), '[]'))
-    order by i."position", i."id")
-  from "OrderItem" i where i."orderId" = o."id"), '[]')`;
-const PAYMENTS_JSON = `coalesce((select json_agg(json_build_object('id', p."id", 'orderId', p."orderId", 'method', p."method",
-    'status', p."status", 'valueCents', p."valueCents", 'changeForCents', p."changeForCents") order by p."id")
-  from "Payment" p where p."orderId" = o."id"), '[]')`;
-const HISTORY_JSON = `coalesce((select json_agg(json_build_object('id', h."id", 'orderId', h."orderId", 'status', h."status",
-    'reason', h."reason", 'at', h."at") order by h."at", h."status", h."id")
-  from "OrderStatusHistory" h where h."orderId" = o."id"), '[]')`;
-const orderJson = (history: boolean) =>
-  Prisma.raw(`json_build_object('id', o."id", 'storeId', o."storeId", 'orderNumber', o."orderNumber", 'type', o."type",
-  'status', o."status", 'customerId', o."customerId", 'subtotalCents', o."subtotalCents", 'deliveryFeeCents', o."deliveryFeeCents",
-  'discountCents', o."discountCents", 'totalCents', o."totalCents", 'couponCode', o."couponCode", 'deliveryAddress', o."deliveryAddress",
-  'scheduledFor', o."scheduledFor", 'notes', o."notes", 'cancellationReason', o."cancellationReason", 'version', o."version",
-  'createdAt', o."createdAt", 'updatedAt', o."updatedAt", 'customer', ${CUSTOMER_JSON}, 'items', ${ITEMS_JSON},
-  'payments', ${PAYMENTS_JSON}${history ? `, 'statusHistory', ${HISTORY_JSON}` : ""}) as "order"`);
 
 /** A column an order page sorts by, and its direction. */
 export interface OrderSortKey {
@@ -54,7 +24,7 @@ export interface OrderPageFilter {
 }
 
 /**
- * One page of a store's orders, as trees: `take` rows in `sort` order, strictly after `cursor` (the cursor order's
+ * One page of a store's orders, as trees (./tree.ts): `take` rows in `sort` order, strictly after `cursor` (the cursor order's
  * sort columns) when given. The keyset condition is `a <= x AND (a < x OR (a = x AND b < y))` (for a descending
  * sort): its leading bound lets the (storeId, sort…) index start at the cursor, so a deep page costs a first page.
  */
@@ -74,12 +44,12 @@ export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], curs
     where.push(Prisma.sql`(${Prisma.join(or, " or ")})`);
   }
   const orderBy = Prisma.raw(sort.map((k) => `o."${k.field}" ${k.direction}`).join(", "));
-  return Prisma.sql`select ${orderJson(history)} from "Order" o where ${Prisma.join(where, " and ")} order by ${orderBy} limit ${take}::int`;
+  return Prisma.sql`select ${Prisma.raw(orderTreeSql(history))} from "Order" o where ${Prisma.join(where, " and ")} order by ${orderBy} limit ${take}::int`;
 }
 
 /** One order of a store as a tree (no row when the id is another store's or unknown). */
 export const orderByIdSql = (storeId: string, id: string, history: boolean) =>
-  Prisma.sql`select ${orderJson(history)} from "Order" o where o."id" = ${id}::uuid and o."storeId" = ${storeId}::uuid`;
+  Prisma.sql`select ${Prisma.raw(orderTreeSql(history))} from "Order" o where o."id" = ${id}::uuid and o."storeId" = ${storeId}::uuid`;
 
 function instant(value: unknown): string {
   if (!(value instanceof Date)) throw new Error("an order page's cursor row carries its sort instants as Dates");
