@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import pg from "pg";
-import { interleave, sideBySide, type BenchContext, type Contender, type ModuleResult } from "./context.js";
+import { sideBySide, type BenchContext, type Contender, type ModuleResult } from "./context.js";
 import { scriptCommand, startService, type Service } from "./lib/processes.js";
 import type { LoadResult, Target } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
+import { type OrderRef, readRoutes, someOrders } from "./lib/read-routes.js";
 
 /**
  * GET /public/v1/orders?limit=20 and GET /public/v1/orders/{id} through the full stack, side by side with
@@ -25,27 +25,8 @@ const JS_JSON = "(a) node:http + pg, JSON in JS";
 const FASTIFY = "Fastify + Prisma";
 const PRISMA_ROUTE = "(b) service pipeline + Prisma, no GraphQL";
 
-const DETAIL_ORDERS_PER_TENANT = 10;
-
-interface OrderRef {
-  storeId: string;
-  id: string;
-}
-
-async function someOrders(ctx: BenchContext): Promise<OrderRef[]> {
-  const client = new pg.Client({ connectionString: ctx.databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<OrderRef>(
-      `select o."storeId", o.id from unnest($1::uuid[]) as s(id)
-       cross join lateral (select id, "storeId" from "Order" where "storeId" = s.id and "orderNumber" % 37 = 5 limit $2) o`,
-      [ctx.tenants.map((t) => t.storeId), DETAIL_ORDERS_PER_TENANT],
-    );
-    return rows;
-  } finally {
-    await client.end();
-  }
-}
+/** CPU per request of the strong baseline over the façade's, at least. */
+const GOALS = { list: 0.5, detail: 0.4 } as const;
 
 /** A request of the equality check and the status the façade must give it. */
 interface Probe extends Target {
@@ -145,25 +126,7 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
     const sample = probes(ctx, orders);
     await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute], sample);
     ctx.say(`reads: all contenders answered ${sample.length} requests (lists, details, other tenants' ids) exactly as the façade`);
-    const byStore = new Map(ctx.tenants.map((t) => [t.storeId, t]));
-    const routes = [
-      {
-        name: "GET /public/v1/orders?limit=20",
-        short: "list",
-        goal: 0.5,
-        targets: interleave(ctx.tenants.map((t) => [{ path: "/public/v1/orders?limit=20", token: t.token }])),
-      },
-      {
-        name: "GET /public/v1/orders/{id}",
-        short: "detail",
-        goal: 0.4,
-        targets: interleave(
-          ctx.tenants.map((t) =>
-            orders.filter((o) => o.storeId === t.storeId).map((o) => ({ path: `/public/v1/orders/${o.id}`, token: byStore.get(o.storeId)?.token ?? "" })),
-          ),
-        ),
-      },
-    ];
+    const routes = readRoutes(ctx, orders).map((r) => ({ ...r, goal: GOALS[r.short] }));
     for (const route of routes) {
       ctx.say(`${route.name}: ${route.targets.length} distinct requests over ${ctx.tenants.length} tenants`);
       const contenders: Contender[] = [

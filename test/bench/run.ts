@@ -18,6 +18,7 @@ import { benchSequenceWrite } from "./sequence-write.js";
 import { benchDeliveryLatency, queueLatency } from "./delivery-latency.js";
 import { benchDeliveryThroughput, queueThroughput } from "./delivery-throughput.js";
 import { profileApi } from "./profile.js";
+import { readRoutes, someOrders } from "./lib/read-routes.js";
 import { benchMemory } from "./memory.js";
 
 /**
@@ -163,10 +164,17 @@ async function main(): Promise<void> {
   const ctx: BenchContext = { databaseUrl: database.url, databaseCpuSeconds: database.cpuSeconds, logDir, api, apiEnv, dataset, ...ctxBase, settings, say };
 
   const results: ModuleResult[] = [];
-  let profile: Report["profile"] = null;
+  const profiles: Report["profiles"] = [];
   if (wants("reads")) results.push(await timed("reads", () => benchReads(ctx)));
   if (wants("deep")) results.push(await timed("deep page", () => benchDeepPage(ctx)));
-  if (wants("profile")) profile = await timed("profile", () => profileApi(ctx, profileSeconds));
+  if (wants("profile")) {
+    await timed("profile", async () => {
+      for (const route of readRoutes(ctx, await someOrders(ctx))) {
+        const { top, byArea } = await profileApi(ctx, route, profileSeconds);
+        profiles.push({ route: route.name, top, byArea });
+      }
+    });
+  }
   if (wants("feed")) results.push(await timed("event feed", () => benchEventFeed(ctx)));
   if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
   if (wants("writes")) results.push(await timed("writes", async () => (await import("./writes.js")).benchWrites(ctx)));
@@ -217,7 +225,7 @@ async function main(): Promise<void> {
     },
     verdicts: results.flatMap((r) => r.verdicts),
     measurements: results.flatMap((r) => r.measurements),
-    profile: profile && { top: profile.top, byArea: profile.byArea },
+    profiles,
     notes: results.flatMap((r) => r.notes),
     seconds: phase,
   };
@@ -238,7 +246,8 @@ main()
         "baseline-pg-js",
         "baseline-fastify-prisma",
         "baseline-prisma-route",
-        "api-profiled",
+        "api-profiled-list",
+        "api-profiled-detail",
         "queue-baseline",
       ]) {
         const text = await readFile(join(logDir, `${name}.log`), "utf8").catch(() => "");

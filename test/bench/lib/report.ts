@@ -27,7 +27,7 @@ export interface Report {
   settings: Record<string, number | string>;
   verdicts: Verdict[];
   measurements: Measurement[];
-  profile: { top: { fn: string; where: string; selfPct: number }[]; byArea: { area: string; selfPct: number }[] } | null;
+  profiles: { route: string; top: { fn: string; where: string; selfPct: number }[]; byArea: { area: string; selfPct: number }[] }[];
   notes: string[];
   seconds: Record<string, number>;
 }
@@ -90,19 +90,19 @@ export function markdown(report: Report): string {
     ``,
     measurementTable(report.measurements),
   ];
-  if (report.profile) {
+  for (const profile of report.profiles) {
     parts.push(
       ``,
-      `## CPU profile of the API process under the list load (self time)`,
+      `## CPU profile of the API process under the load of ${profile.route} (self time)`,
       ``,
       markdownTable(
         ["area", "self time"],
-        report.profile.byArea.map((a) => [a.area, `${a.selfPct.toFixed(1)} %`]),
+        profile.byArea.map((a) => [a.area, `${a.selfPct.toFixed(1)} %`]),
       ),
       ``,
       markdownTable(
         ["function", "where", "self time"],
-        report.profile.top.map((t) => [`\`${t.fn}\``, t.where, `${t.selfPct.toFixed(1)} %`]),
+        profile.top.map((t) => [`\`${t.fn}\``, t.where, `${t.selfPct.toFixed(1)} %`]),
       ),
     );
   }
