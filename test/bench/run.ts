@@ -20,6 +20,7 @@ import { benchDeliveryThroughput, queueThroughput } from "./delivery-throughput.
 import { profileApi } from "./profile.js";
 import { readRoutes, someOrders } from "./lib/read-routes.js";
 import { benchMemory } from "./memory.js";
+import { benchLimiter } from "./limiter.js";
 
 /**
  * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
@@ -28,7 +29,7 @@ import { benchMemory } from "./memory.js";
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,feed,sequence,memory,latency,throughput
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,memory,limiter,latency,throughput
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (7000),
@@ -37,7 +38,7 @@ import { benchMemory } from "./memory.js";
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "memory", "latency", "throughput"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "memory", "limiter", "latency", "throughput"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -75,6 +76,7 @@ const throughputSeconds = quick ? 10 : 60;
 const throughputBaselineSeconds = quick ? 5 : 10;
 const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 7000);
 const profileSeconds = quick ? 3 : 8;
+const limiterTakes = quick ? 5_000 : 30_000;
 const sequenceSeconds = quick ? 2 : 5;
 /** Token burst of the memory module: concurrent clients × requests each. */
 const tokenBurst = { clients: 200, perClient: quick ? 2 : 5 };
@@ -179,6 +181,7 @@ async function main(): Promise<void> {
   if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
   if (wants("writes")) results.push(await timed("writes", async () => (await import("./writes.js")).benchWrites(ctx)));
   if (wants("memory")) results.push(await timed("memory", () => benchMemory(ctx, tokenBurst.clients, tokenBurst.perClient)));
+  if (wants("limiter")) results.push(await timed("rate-limit take", () => benchLimiter(ctx, limiterTakes)));
   if (wants("latency") || wants("throughput")) {
     const receiver = await startReceiver();
     try {

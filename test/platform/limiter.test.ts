@@ -179,6 +179,35 @@ describe("RateLimiter on PostgreSQL", () => {
   });
 });
 
+describe.skipIf(!hasRedis)("RateLimiter on Redis, as several processes see it", () => {
+  it("two limiters (two processes) on one Redis admit exactly the limit together", async () => {
+    const a = await redisRateLimiter(TEST_REDIS_URL, log, () => at("2020-01-01T00:00:30Z"));
+    const b = await redisRateLimiter(TEST_REDIS_URL, log, () => at("2020-01-01T00:00:30Z"));
+    try {
+      const { both } = subjects(30);
+      const decisions = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).take(both)));
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it("takes on after Redis forgets its scripts (a restart or SCRIPT FLUSH)", async () => {
+    const limiter = await redisRateLimiter(TEST_REDIS_URL, log, () => at("2020-01-01T00:00:30Z"));
+    const { Redis } = await import("ioredis");
+    const admin = new Redis(TEST_REDIS_URL);
+    try {
+      const { both } = subjects(5);
+      expect((await limiter.take(both)).remaining).toBe(4);
+      await admin.script("FLUSH");
+      expect((await limiter.take(both)).remaining).toBe(3);
+    } finally {
+      admin.disconnect();
+      await limiter.close();
+    }
+  });
+});
+
 describe("RateLimiter on an unreachable Redis", () => {
   it("fails closed: 503 SERVICE_UNAVAILABLE with Retry-After, not ready, at once", async () => {
     const limiter = await redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, log);

@@ -1,21 +1,42 @@
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { createHash } from "node:crypto";
 import { serviceUnavailable } from "../errors.js";
 import type { Logger } from "../log.js";
-import { bucketOf, checkSubjects, type Count, decide, type Decision, fits, type RateLimiter, type Subject } from "./limiter.js";
+import { bucketOf, checkSubjects, type Count, decide, type Decision, maxSeen, type RateLimiter, type Subject } from "./limiter.js";
 import { WINDOW_SECONDS } from "./window.js";
+
+/** A subject's counter in one minute bucket (Unix seconds of the minute's start). */
+interface Bucket {
+  subject: string;
+  start: number;
+}
+
+/** One subject's part in a take: its current bucket, the highest count before this request that still admits it, and whether it only probes. */
+interface Step extends Bucket {
+  maxSeen: number;
+  probe: boolean;
+}
+
+/**
+ * What the counters saw, subject by subject in order up to the first that refused: each one's current bucket before
+ * this request, and the index of the refusing one (-1: all admitted). A refusal counts nothing: the buckets it had
+ * incremented are given back.
+ */
+interface Taken {
+  seen: number[];
+  refusedAt: number;
+}
 
 /** Where the counters are kept: this process's memory or a Redis server. */
 interface CounterStore {
-  /** rate-limiter-flexible's counters, used as atomic per-key counters that expire (the window is ours, see take). */
-  counters: RateLimiterAbstract;
+  take(steps: readonly Step[]): Promise<Taken>;
+  /** A bucket's count, 0 when it has none. */
+  count(bucket: Bucket): Promise<number>;
   ready(): Promise<boolean>;
   close(): Promise<void>;
   /** What a request gets when the counters failed it. */
   failed(err: unknown): unknown;
 }
 
-/** The decision is ours: the library's own limit never refuses a consume. */
-const NO_LIMIT = Number.MAX_SAFE_INTEGER;
 /** A minute bucket is read as the previous one through the next minute; its key outlives that from its creation. */
 const BUCKET_TTL_SECONDS = 2 * WINDOW_SECONDS;
 /** Requests wait this long for Redis at most; a request must not hang on a stalled server. */
@@ -29,12 +50,13 @@ const PREV_SETTLED_SECONDS = 5;
 const REDIS_RETRY_AFTER_SECONDS = 2;
 
 /**
- * Sliding-window limits over counters kept per subject and minute bucket (`<subject>:<bucket start>`). A slot is
- * taken by incrementing the current bucket and checking the result against the limit, and given back (decremented)
- * when it did not fit; the increments are atomic, so concurrent requests, in one process or (Redis) in many, each
- * see a distinct count and exactly the limit's worth are admitted (a request meeting a refused one's increment before
- * its decrement may be refused too, at the limit's edge; never admitted over it). The clock is this process's: several processes
- * sharing Redis must keep their clocks in sync (NTP), or requests near a minute's edge land in a neighbouring bucket.
+ * Sliding-window limits over counters kept per subject and minute bucket (`<subject>:<bucket start>`). The previous
+ * buckets decide how many requests the current ones may hold (`maxSeen`); a take then increments each subject's
+ * current bucket in order and stops at the first over its bound, giving back what it incremented, so refused
+ * requests count nothing. The backend runs a take atomically (one Redis script; plain statements in memory), so
+ * concurrent requests, in one process or (Redis) in many, each see a distinct count and exactly the limit's worth
+ * are admitted. The clock is this process's: several processes sharing Redis must keep their clocks in sync (NTP),
+ * or requests near a minute's edge land in a neighbouring bucket.
  */
 export class CounterRateLimiter implements RateLimiter {
   /** The previous minute's final counts by subject, read once per minute instead of on every request. */
@@ -58,25 +80,17 @@ export class CounterRateLimiter implements RateLimiter {
   private async count(subjects: readonly Subject[]): Promise<Decision> {
     const now = (this.clock()?.getTime() ?? Date.now()) / 1000;
     const windowStart = bucketOf(now);
-    const { counters } = this.store;
-    const current = (s: Subject) => `${s.key}:${windowStart}`;
-    /** The current bucket before this request: read for a probe, incremented otherwise. */
-    const step = async (s: Subject): Promise<number> =>
-      s.probe ? ((await counters.get(current(s)))?.consumedPoints ?? 0) : (await counters.consume(current(s))).consumedPoints - 1;
-    const count = async (s: Subject, prev: number, seen: number): Promise<Count> => {
-      const c = { prev, seen, now, windowStart };
-      if (fits(s.limit, c)) return { ...c, counted: s.probe ? seen : seen + 1 };
-      if (!s.probe) await counters.reward(current(s));
-      return { ...c, counted: null };
-    };
-    // The previous buckets (when not settled yet) and the first subject's step go out together (one round trip).
-    const [prevs, firstSeen] = await Promise.all([Promise.all(subjects.map((s) => this.prevOf(s, now, windowStart))), step(subjects[0])]);
-    const counts = [await count(subjects[0], prevs[0], firstSeen)];
-    const second = subjects[1];
-    if (second && counts[0].counted !== null) {
-      counts.push(await count(second, prevs[1], await step(second)));
-      if (counts[1].counted === null && !subjects[0].probe) await counters.reward(current(subjects[0]));
-    }
+    const prevs = await Promise.all(subjects.map((s) => this.prevOf(s, now, windowStart)));
+    const steps = subjects.map(
+      (s, i): Step => ({
+        subject: s.key,
+        start: windowStart,
+        maxSeen: maxSeen(s.limit, { prev: prevs[i], now, windowStart }),
+        probe: s.probe === true,
+      }),
+    );
+    const { seen, refusedAt } = await this.store.take(steps);
+    const counts = seen.map((n, i): Count => ({ prev: prevs[i], seen: n, now, windowStart, counted: i === refusedAt ? null : subjects[i].probe ? n : n + 1 }));
     return decide(subjects, counts);
   }
 
@@ -84,7 +98,7 @@ export class CounterRateLimiter implements RateLimiter {
     if (this.settled.windowStart !== windowStart) this.settled = { windowStart, counts: new Map() };
     const known = this.settled.counts.get(s.key);
     if (known !== undefined) return known;
-    const prev = (await this.store.counters.get(`${s.key}:${windowStart - WINDOW_SECONDS}`))?.consumedPoints ?? 0;
+    const prev = await this.store.count({ subject: s.key, start: windowStart - WINDOW_SECONDS });
     if (now - windowStart >= PREV_SETTLED_SECONDS) this.settled.counts.set(s.key, prev);
     return prev;
   }
@@ -98,10 +112,94 @@ export class CounterRateLimiter implements RateLimiter {
   }
 }
 
-/** One process's counters: exact for it alone, nothing shared, no I/O. */
+/**
+ * One process's counters: exact for it alone, nothing shared, no I/O. Plain integers in a map per minute, the last
+ * two minutes kept: a take is a few synchronous steps, so it is atomic by construction. (rate-limiter-flexible's
+ * memory limiter, used here before, keeps a timer per key and answers each step with a promise, and cannot take two
+ * subjects as one step.)
+ */
+class MemoryCounters implements CounterStore {
+  private readonly minutes = new Map<number, Map<string, number>>();
+
+  async take(steps: readonly Step[]): Promise<Taken> {
+    const seen: number[] = [];
+    for (const [i, step] of steps.entries()) {
+      const counts = this.minute(step.start);
+      const n = counts.get(step.subject) ?? 0;
+      seen.push(n);
+      if (n > step.maxSeen) {
+        for (const earlier of steps.slice(0, i)) if (!earlier.probe) this.add(earlier, -1);
+        return { seen, refusedAt: i };
+      }
+      if (!step.probe) counts.set(step.subject, n + 1);
+    }
+    return { seen, refusedAt: -1 };
+  }
+
+  async count(bucket: Bucket): Promise<number> {
+    return this.minutes.get(bucket.start)?.get(bucket.subject) ?? 0;
+  }
+
+  private add(bucket: Bucket, delta: number): void {
+    const counts = this.minute(bucket.start);
+    counts.set(bucket.subject, (counts.get(bucket.subject) ?? 0) + delta);
+  }
+
+  /** The counts of the minute starting at `start`; a new minute drops those the window no longer reads. */
+  private minute(start: number): Map<string, number> {
+    let counts = this.minutes.get(start);
+    if (!counts) {
+      counts = new Map();
+      this.minutes.set(start, counts);
+      for (const old of this.minutes.keys()) if (old < start - WINDOW_SECONDS) this.minutes.delete(old);
+    }
+    return counts;
+  }
+
+  ready = async () => true;
+  close = async () => undefined;
+  failed = (err: unknown) => err;
+}
+
 export function memoryRateLimiter(clock?: () => Date | null): CounterRateLimiter {
-  const counters = new RateLimiterMemory({ keyPrefix: "ratelimit", points: NO_LIMIT, duration: BUCKET_TTL_SECONDS });
-  return new CounterRateLimiter({ counters, ready: async () => true, close: async () => undefined, failed: (err) => err }, clock);
+  return new CounterRateLimiter(new MemoryCounters(), clock);
+}
+
+/**
+ * A take in Redis, one script so it is one round trip and atomic across processes. KEYS are the subjects' current
+ * buckets; ARGV[1] the buckets' TTL in seconds, then per subject its maxSeen and 1 for a probe. Replies the index
+ * (1-based) of the subject that refused, 0 for none, then each stepped subject's count before this request.
+ */
+const TAKE_SCRIPT = `
+local ttl = tonumber(ARGV[1])
+local seen = {}
+for i, key in ipairs(KEYS) do
+  local probe = ARGV[2 * i + 1] == "1"
+  local n
+  if probe then
+    n = tonumber(redis.call("GET", key) or "0")
+  else
+    n = redis.call("INCR", key) - 1
+    if n == 0 then redis.call("EXPIRE", key, ttl) end
+  end
+  seen[i] = n
+  if n > tonumber(ARGV[2 * i]) then
+    for j = 1, i do
+      if ARGV[2 * j + 1] ~= "1" then redis.call("DECR", KEYS[j]) end
+    end
+    return {i, unpack(seen)}
+  end
+end
+return {0, unpack(seen)}`;
+const TAKE_SHA = createHash("sha1").update(TAKE_SCRIPT).digest("hex");
+
+const redisKey = (b: Bucket) => `ratelimit:${b.subject}:${b.start}`;
+
+/** The script's reply as a Taken; anything else is Redis misbehaving. */
+function takenOf(reply: unknown): Taken {
+  if (!Array.isArray(reply) || !reply.every((n) => typeof n === "number")) throw new Error("unexpected reply from the rate-limit script");
+  const [refused, ...seen] = reply;
+  return { seen, refusedAt: refused - 1 };
 }
 
 /**
@@ -128,10 +226,19 @@ export async function redisRateLimiter(url: string, log: Logger, clock?: () => D
     if (!reachable) log.info("Redis reachable again");
     reachable = true;
   });
-  const counters = new RateLimiterRedis({ storeClient: client, keyPrefix: "ratelimit", points: NO_LIMIT, duration: BUCKET_TTL_SECONDS });
+  const run = async (keys: string[], args: (string | number)[]): Promise<unknown> => {
+    try {
+      return await client.evalsha(TAKE_SHA, keys.length, ...keys, ...args);
+    } catch (err) {
+      // A restarted or flushed Redis forgets loaded scripts: EVAL loads it again.
+      if (err instanceof Error && err.message.startsWith("NOSCRIPT")) return client.eval(TAKE_SCRIPT, keys.length, ...keys, ...args);
+      throw err;
+    }
+  };
   return new CounterRateLimiter(
     {
-      counters,
+      take: async (steps) => takenOf(await run(steps.map(redisKey), [BUCKET_TTL_SECONDS, ...steps.flatMap((s) => [String(s.maxSeen), s.probe ? "1" : "0"])])),
+      count: async (bucket) => Number((await client.get(redisKey(bucket))) ?? 0),
       ready: async () => client.status === "ready",
       close: async () => {
         await client.quit().catch(() => client.disconnect());

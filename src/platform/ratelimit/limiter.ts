@@ -33,7 +33,7 @@ export interface Decision {
  * Sliding one-minute windows (the two-bucket weighted estimate of window.ts) over one or two subjects, tried in
  * order: the second is counted only when the first admitted the request, and a refusal by the second gives the
  * first its slot back. Refused requests are not counted, so a client that keeps retrying while limited gets its
- * slots back on schedule. Backends: `MemoryRateLimiter`/`RedisRateLimiter` (counters.ts) and `PostgresRateLimiter`
+ * slots back on schedule. Backends: `memoryRateLimiter`/`redisRateLimiter` (counters.ts) and `PostgresRateLimiter`
  * (postgres.ts); `createRateLimiter` (backend.ts) picks one from the configuration.
  */
 export interface RateLimiter {
@@ -59,9 +59,12 @@ export function bucketOf(now: number): number {
   return Math.floor(now / WINDOW_SECONDS) * WINDOW_SECONDS;
 }
 
-/** Whether one more request fits under the subject's limit, given its buckets before the request. */
-export function fits(limit: number, c: Pick<Count, "prev" | "seen" | "now" | "windowStart">): boolean {
-  return c.seen + 1 + carried(c) <= limit;
+/**
+ * The highest count of the current bucket before a request that still lets it in under `limit`, given the previous
+ * bucket: one more request fits while seen + 1 + carried <= limit.
+ */
+export function maxSeen(limit: number, c: Pick<Count, "prev" | "now" | "windowStart">): number {
+  return limit - 1 - carried(c);
 }
 
 /**
