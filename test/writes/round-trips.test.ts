@@ -56,7 +56,7 @@ describe("statements per write, with an Idempotency-Key", () => {
     expect(statements.length, statements.join("\n")).toBe(12);
   });
 
-  it("a status change: 8 (grant read, BEGIN, claim, read, the move with its history and event, read-back, record, COMMIT)", async () => {
+  it("a status change: 7 (grant read, BEGIN, claim, the move with its history and event, read-back, record, COMMIT)", async () => {
     const created = await call<{ id: string }>(app, "POST", "/public/v1/sandbox/orders", { token: t.token, body: { scenario: "cash" } });
     const { result, statements } = await counted(() =>
       call(app, "PATCH", `/public/v1/orders/${created.body.id}/status`, {
@@ -66,6 +66,6 @@ describe("statements per write, with an Idempotency-Key", () => {
       }),
     );
     expect(result.status).toBe(200);
-    expect(statements.length, statements.join("\n")).toBe(8);
+    expect(statements.length, statements.join("\n")).toBe(7);
   });
 });

@@ -4,7 +4,7 @@ import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
 import { emitEvents } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
-import { checkTransition } from "./lifecycle.js";
+import { allowedFrom, checkTransition } from "./lifecycle.js";
 import { statusEvents } from "./events.js";
 import { drawOrderNumber, insertOrder, moveOrder } from "./sql.js";
 import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../../platform/input.js";
@@ -205,18 +205,17 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
 }
 
 /**
- * Moves an order along its lifecycle (./lifecycle.ts). The update is conditional on the version read, so of two
- * concurrent changes exactly one wins; the other gets 409 CONFLICT and the history and versions stay linear.
+ * Moves an order along its lifecycle (./lifecycle.ts) in one statement, conditional on the statuses the move may
+ * come from, so the success path reads nothing first. Only when no row moved is the order read, to say why: 404,
+ * 422 INVALID_TRANSITION, or 409 CONFLICT when a concurrent change moved it between the two statements.
  */
 export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string, to: OrderStatus, reason?: string | null): Promise<{ id: string }> {
-  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true, version: true } });
+  const move = moveOrder({ storeId, orderId, from: allowedFrom(to), to, reason: reason ?? null, at: new Date() });
+  // The version is the move's own, known once it ran: moveOrder's `fields` put it in every event over this 0.
+  const emitted = await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", 0), move);
+  if (emitted.length > 0) return { id: orderId };
+  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { type: true, status: true } });
   if (!order) throw notFound("order", orderId);
   checkTransition(order.type, order.status, to);
-  const move = moveOrder({ orderId, fromVersion: order.version, to, reason: reason ?? null, at: new Date() });
-  // Every move emits at least one event, so no event id back means the order did not move.
-  const emitted = await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", order.version + 1), move);
-  if (emitted.length === 0) {
-    throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
-  }
-  return order;
+  throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
 }

@@ -87,22 +87,32 @@ function instant(value: unknown): string {
 }
 
 /**
- * Moves an order to `to` and appends its status history row, on the condition that the order is still at
- * `fromVersion` (the version its status was read at): CTEs for emitEvents, whose `changed` has a row only if the
- * order moved, so the move, its history row and its events make one statement. Plain SQL for that one round
+ * Moves an order to `to` and appends its status history row, on the condition that its status is one `to` may
+ * follow for its type (`from`, see allowedFrom in ./lifecycle.ts): the row lock makes a concurrent move wait and
+ * the condition is checked again on the row it left, so the history and versions stay linear without a read
+ * first. CTEs for emitEvents, whose `changed` has a row only if the order moved and supplies the version the move
+ * made (`fields`), so the move, its history row and its events make one statement. Plain SQL for that one round
  * trip, which no Prisma call makes.
  */
-export const moveOrder = (m: { orderId: string; fromVersion: number; to: OrderStatus; reason: string | null; at: Date }) => Prisma.sql`
+export const moveOrder = (m: {
+  storeId: string;
+  orderId: string;
+  from: Record<OrderType, OrderStatus[]>;
+  to: OrderStatus;
+  reason: string | null;
+  at: Date;
+}) => Prisma.sql`
     moved as (
       update "Order"
       set status = ${m.to}::"OrderStatus", version = version + 1, "updatedAt" = ${m.at}::timestamptz,
           "cancellationReason" = case when ${m.to === "CANCELLED"}::boolean then ${m.reason}::text else "cancellationReason" end
-      where id = ${m.orderId}::uuid and version = ${m.fromVersion}::int
-      returning id
+      where id = ${m.orderId}::uuid and "storeId" = ${m.storeId}::uuid
+        and ${JSON.stringify(m.from)}::jsonb -> type::text @> to_jsonb(status::text)
+      returning id, version
     ), changed as (
       insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
       select gen_random_uuid(), id, ${m.to}::"OrderStatus", ${m.reason}::text, ${m.at}::timestamptz from moved
-      returning id
+      returning (select jsonb_build_object('version', version) from moved) as fields
     )`;
 
 export interface PlacedOrder {
