@@ -6,7 +6,7 @@ import { emitEvents } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { allowedFrom, checkTransition } from "./lifecycle.js";
 import { statusEvents } from "./events.js";
-import { drawOrderNumber, insertOrder, moveOrder } from "./sql.js";
+import { drawOrderNumber, insertOrder, moveOrder, type OrderContext } from "./sql.js";
 import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../../platform/input.js";
 
 export interface PaymentInput {
@@ -77,14 +77,9 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     ]);
   }
 
-  const [seq] = await tx.$queryRaw<{ orderSeq: number; publicSettings: Prisma.JsonValue }[]>(drawOrderNumber(storeId));
-
   const productIds = [...new Set(input.items.map((i) => i.productId))];
-  const products = await tx.product.findMany({
-    where: { storeId, id: { in: productIds } },
-    select: { id: true, name: true, priceCents: true, isActive: true, additionals: { select: { name: true, priceCents: true, isAvailable: true } } },
-  });
-  const byId = new Map(products.map((p) => [p.id, p]));
+  const [seq] = await tx.$queryRaw<OrderContext[]>(drawOrderNumber(storeId, productIds, input.customerId ?? null));
+  const byId = new Map(seq.products.map((p) => [p.id, p]));
   const violations: Violation[] = [];
   const items = input.items.map((item, i) => {
     const product = byId.get(item.productId);
@@ -122,7 +117,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   });
 
   let customerId: string | null = input.customerId ?? null;
-  if (customerId && !(await tx.customer.findFirst({ where: { id: customerId, storeId }, select: { id: true } }))) {
+  if (customerId && !seq.customerKnown) {
     violations.push({ field: "customerId", code: "UNKNOWN_CUSTOMER", message: `no customer ${customerId} in this store` });
   }
   const feeCents = input.deliveryFeeCents ?? (input.type === "DELIVERY" ? deliveryFeeCents(seq.publicSettings) : 0);

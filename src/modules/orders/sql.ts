@@ -1,13 +1,37 @@
 import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/prisma.js";
 
+/** A catalog product as an order prices it: the additionals are matched by name. */
+export interface PricedProduct {
+  id: string;
+  name: string;
+  priceCents: number;
+  isActive: boolean;
+  additionals: { name: string; priceCents: number; isAvailable: boolean }[];
+}
+
+/** What drawOrderNumber returns: the number drawn and what pricing and checking the order needs. */
+export interface OrderContext {
+  orderSeq: number;
+  publicSettings: Prisma.JsonValue;
+  products: PricedProduct[];
+  customerKnown: boolean;
+}
+
 /**
- * Draws the store's next order number and reads its public settings (returns orderSeq, publicSettings), locking
- * the store's row until the transaction ends, so concurrent orders of one store get consecutive numbers.
- * Plain SQL so that drawing a number leaves the store's updatedAt alone: Prisma's update always sets an
- * @updatedAt column.
+ * Draws the store's next order number, locking the store's row until the transaction ends, so concurrent orders
+ * of one store get consecutive numbers; and reads in the same statement what the order needs (`OrderContext`):
+ * the store's public settings, the catalog rows of `productIds` with their additionals, and whether `customerId`
+ * is one of the store's customers. Plain SQL so that drawing a number leaves the store's updatedAt alone
+ * (Prisma's update always sets an @updatedAt column), and so that the three reads make one round trip.
  */
-export const drawOrderNumber = (storeId: string) => Prisma.sql`
-    update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid returning "orderSeq", "publicSettings"`;
+export const drawOrderNumber = (storeId: string, productIds: string[], customerId: string | null) => Prisma.sql`
+    update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid
+    returning "orderSeq", "publicSettings",
+      coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'priceCents', p."priceCents", 'isActive', p."isActive",
+          'additionals', coalesce((select json_agg(json_build_object('name', a.name, 'priceCents', a."priceCents", 'isAvailable', a."isAvailable")
+            order by a.position, a.id) from "ProductAdditional" a where a."productId" = p.id), '[]')))
+        from "Product" p where p."storeId" = ${storeId}::uuid and p.id = any(${productIds}::uuid[])), '[]') as products,
+      exists(select 1 from "Customer" c where c.id = ${customerId}::uuid and c."storeId" = ${storeId}::uuid) as "customerKnown"`;
 
 /**
  * Order reads with their relations, the JSON tree built by PostgreSQL: one `json_build_object` per order (a row
