@@ -111,12 +111,14 @@ function instant(value: unknown): string {
 }
 
 /**
- * Moves an order to `to` and appends its status history row, on the condition that its status is one `to` may
- * follow for its type (`from`, see allowedFrom in ./lifecycle.ts): the row lock makes a concurrent move wait and
- * the condition is checked again on the row it left, so the history and versions stay linear without a read
- * first. CTEs for emitEvents, whose `changed` has a row only if the order moved and supplies the version the move
- * made (`fields`), so the move, its history row and its events make one statement. Plain SQL for that one round
- * trip, which no Prisma call makes.
+ * Moves an order to `to` and appends its status history row, with no read first, on two conditions: its status is
+ * one `to` may follow for its type (`from`, see allowedFrom in ./lifecycle.ts), and its version is still the one
+ * the statement's snapshot holds. A concurrent move makes this one wait on the row lock and then checks the
+ * conditions again on the row it left, where the sub-select's version (computed once, from the snapshot) no longer
+ * matches: so of two concurrent changes exactly one moves the order, and the history and versions stay linear.
+ * CTEs for emitEvents, whose `changed` has a row only if the order moved and supplies the version the move made
+ * (`fields`), so the move, its history row and its events make one statement. Plain SQL for that one round trip,
+ * which no Prisma call makes.
  */
 export const moveOrder = (m: {
   storeId: string;
@@ -132,6 +134,7 @@ export const moveOrder = (m: {
           "cancellationReason" = case when ${m.to === "CANCELLED"}::boolean then ${m.reason}::text else "cancellationReason" end
       where id = ${m.orderId}::uuid and "storeId" = ${m.storeId}::uuid
         and ${JSON.stringify(m.from)}::jsonb -> type::text @> to_jsonb(status::text)
+        and version = (select seen.version from "Order" seen where seen.id = ${m.orderId}::uuid)
       returning id, version
     ), changed as (
       insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
