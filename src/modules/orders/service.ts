@@ -201,8 +201,8 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
 
 /**
  * Moves an order along its lifecycle (./lifecycle.ts) in one statement, conditional on the statuses the move may
- * come from, so the success path reads nothing first. Only when no row moved is the order read, to say why: 404,
- * 422 INVALID_TRANSITION, or 409 CONFLICT when a concurrent change moved it between the two statements.
+ * come from and on no concurrent change (see moveOrder), so the success path reads nothing first. Only when no row
+ * moved is the order read, to say why: 404, 422 INVALID_TRANSITION, or else 409 CONFLICT (a concurrent change won).
  */
 export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string, to: OrderStatus, reason?: string | null): Promise<{ id: string }> {
   const move = moveOrder({ storeId, orderId, from: allowedFrom(to), to, reason: reason ?? null, at: new Date() });
