@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
@@ -259,6 +260,31 @@ describe("PATCH /public/v1/orders/{id}/status", () => {
     expect(read.body.statusHistory).toHaveLength(2);
     const evs = (await eventsOf()).filter((e) => (e.data as { orderId?: string }).orderId === o.id && e.type !== "order.created");
     expect(evs).toHaveLength(1);
+  });
+
+  it("a move another transaction commits while this one waits on the order's row is 409 CONFLICT, even when the move still follows", async () => {
+    const o = await order();
+    await move(o.id, "CONFIRMED");
+    const other = new pg.Client({ connectionString: app.databaseUrl });
+    await other.connect();
+    try {
+      await other.query("begin");
+      await other.query(`update "Order" set status = 'PREPARING', version = version + 1 where id = $1`, [o.id]);
+      const cancel = move(o.id, "CANCELLED", "customer called");
+      // The move is sent once it waits on the row lock the other transaction holds.
+      for (let waiting = false; !waiting; ) {
+        const { rows } = await other.query("select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()");
+        waiting = rows[0].n > 0;
+      }
+      await other.query("commit");
+      const res = await cancel;
+      expect(res.status).toBe(409);
+      expect(res.body.code).toBe("CONFLICT");
+    } finally {
+      await other.end();
+    }
+    const read = await call<OrderBody>(app, "GET", `/public/v1/orders/${o.id}`, { token: t.token });
+    expect(read.body).toMatchObject({ status: "PREPARING", version: 3 });
   });
 
   it("unknown and malformed ids", async () => {

@@ -4,7 +4,9 @@ import { Prisma } from "../../platform/db/prisma.js";
  * Inserts the events, in the order given (so the `event_sequence` trigger numbers them in that order), and adds
  * each one's fan-out job (`task`, payload { eventId }, job key `fan_out:<eventId>`) in the same statement;
  * returns the events' ids in order. `change` is the caller's change as CTEs, the last one named `changed`: the
- * events are written only if `changed` returns a row, so a change and its events make one round trip. Plain SQL
+ * events are written only if `changed` returns a row, so a change and its events make one round trip. A `fields`
+ * column of `changed` (a JSON object), when it has one, overrides those keys of every event's data: what only the
+ * change knows once it ran, such as the version a move made. Plain SQL
  * because graphile_worker.add_job is a function, which Prisma can only call in raw SQL.
  */
 export const insertEvents = (
@@ -17,7 +19,8 @@ export const insertEvents = (
     with ${change},
     inserted as (
       insert into "Event" (id, "storeId", type, data, "createdAt")
-      select gen_random_uuid(), ${storeId}::uuid, e.value->>'type', e.value->'data', ${createdAt}::timestamptz
+      select gen_random_uuid(), ${storeId}::uuid, e.value->>'type',
+             e.value->'data' || coalesce((select to_jsonb(c)->'fields' from changed c limit 1), '{}'), ${createdAt}::timestamptz
       from jsonb_array_elements(${JSON.stringify(events)}::jsonb) with ordinality as e(value, n)
       where exists (select 1 from changed)
       order by e.n

@@ -190,13 +190,16 @@ function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: Gr
   });
 }
 
-/** One order of a store, or NOT_FOUND: Query.order and Store.order. */
-async function findOrder(ctx: Context, storeId: string, id: string, query: OrderQuery) {
+/**
+ * One order of a store, or NOT_FOUND: Query.order and Store.order, and the read-back of the order writes (on their
+ * transaction client, so the answer is what commits).
+ */
+export async function findOrder(db: Tx, storeId: string, id: string, query: OrderQuery) {
   idPath.check({ id });
   const tree = treeCovers(query);
   const order = tree
-    ? ((await loadTrees(ctx.db, orderByIdSql(storeId, id, tree.history)))[0] ?? null)
-    : await ctx.db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
+    ? ((await loadTrees(db, orderByIdSql(storeId, id, tree.history)))[0] ?? null)
+    : await db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
   if (!order) throw notFound("order", id);
   return order;
 }
@@ -217,7 +220,7 @@ builder.queryFields((t) => ({
     description: ORDER_DESCRIPTION,
     authScopes: { scope: "orders:read" },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, args, ctx) => findOrder(ctx, tenantOf(ctx).storeId, args.id, query),
+    resolve: (query, _root, args, ctx) => findOrder(ctx.db, tenantOf(ctx).storeId, args.id, query),
   }),
 }));
 
@@ -234,7 +237,7 @@ builder.prismaObjectFields("Store", (t) => ({
     description: ORDER_DESCRIPTION,
     authScopes: STORE_READ("orders:read"),
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, store, args, ctx) => findOrder(ctx, storeIdOf(ctx, store), args.id, query),
+    resolve: (query, store, args, ctx) => findOrder(ctx.db, storeIdOf(ctx, store), args.id, query),
   }),
 }));
 
@@ -312,7 +315,7 @@ builder.mutationFields((t) => ({
       };
       return runCommand(ctx, async (tx) => {
         const { id } = await createOrder(tx, storeId, order);
-        return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+        return findOrder(tx, storeId, id, query);
       });
     },
   }),
@@ -332,7 +335,7 @@ builder.mutationFields((t) => ({
       orderStatusInput.check(jsonArgs({ status: args.status, reason: args.reason }));
       return runCommand(ctx, async (tx) => {
         await changeOrderStatus(tx, storeId, id, args.status, args.reason);
-        return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+        return findOrder(tx, storeId, id, query);
       });
     },
   }),

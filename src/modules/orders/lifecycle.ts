@@ -35,6 +35,15 @@ export function allowedNext(type: OrderType, from: OrderStatus): OrderStatus[] {
   return forward ? [...forward, "CANCELLED"] : [];
 }
 
+/**
+ * The statuses an order of each type may reach `to` from, derived from the table above: the condition of a move
+ * that runs without reading the order first (moveOrder in ./sql.ts).
+ */
+export function allowedFrom(to: OrderStatus): Record<OrderType, OrderStatus[]> {
+  const from = (type: OrderType) => ORDER_STATUSES.filter((status) => allowedNext(type, status).includes(to));
+  return { DELIVERY: from("DELIVERY"), PICKUP: from("PICKUP") };
+}
+
 export function isTerminal(status: OrderStatus): boolean {
   return TERMINAL.has(status);
 }

@@ -4,9 +4,9 @@ import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
 import { emitEvents } from "../events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
-import { checkTransition } from "./lifecycle.js";
+import { allowedFrom, checkTransition } from "./lifecycle.js";
 import { statusEvents } from "./events.js";
-import { drawOrderNumber, insertOrder, moveOrder } from "./sql.js";
+import { drawOrderNumber, insertOrder, moveOrder, type OrderContext } from "./sql.js";
 import { MAX_AMOUNT, MAX_AMOUNT_CENTS } from "../../platform/input.js";
 
 export interface PaymentInput {
@@ -77,14 +77,9 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
     ]);
   }
 
-  const [seq] = await tx.$queryRaw<{ orderSeq: number; publicSettings: Prisma.JsonValue }[]>(drawOrderNumber(storeId));
-
   const productIds = [...new Set(input.items.map((i) => i.productId))];
-  const products = await tx.product.findMany({
-    where: { storeId, id: { in: productIds } },
-    select: { id: true, name: true, priceCents: true, isActive: true, additionals: { select: { name: true, priceCents: true, isAvailable: true } } },
-  });
-  const byId = new Map(products.map((p) => [p.id, p]));
+  const [seq] = await tx.$queryRaw<OrderContext[]>(drawOrderNumber(storeId, productIds, input.customerId ?? null));
+  const byId = new Map(seq.products.map((p) => [p.id, p]));
   const violations: Violation[] = [];
   const items = input.items.map((item, i) => {
     const product = byId.get(item.productId);
@@ -122,7 +117,7 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   });
 
   let customerId: string | null = input.customerId ?? null;
-  if (customerId && !(await tx.customer.findFirst({ where: { id: customerId, storeId }, select: { id: true } }))) {
+  if (customerId && !seq.customerKnown) {
     violations.push({ field: "customerId", code: "UNKNOWN_CUSTOMER", message: `no customer ${customerId} in this store` });
   }
   const feeCents = input.deliveryFeeCents ?? (input.type === "DELIVERY" ? deliveryFeeCents(seq.publicSettings) : 0);
@@ -205,18 +200,17 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
 }
 
 /**
- * Moves an order along its lifecycle (./lifecycle.ts). The update is conditional on the version read, so of two
- * concurrent changes exactly one wins; the other gets 409 CONFLICT and the history and versions stay linear.
+ * Moves an order along its lifecycle (./lifecycle.ts) in one statement, conditional on the statuses the move may
+ * come from and on no concurrent change (see moveOrder), so the success path reads nothing first. Only when no row
+ * moved is the order read, to say why: 404, 422 INVALID_TRANSITION, or else 409 CONFLICT (a concurrent change won).
  */
 export async function changeOrderStatus(tx: Tx, storeId: string, orderId: string, to: OrderStatus, reason?: string | null): Promise<{ id: string }> {
-  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { id: true, type: true, status: true, version: true } });
+  const move = moveOrder({ storeId, orderId, from: allowedFrom(to), to, reason: reason ?? null, at: new Date() });
+  // The version is the move's own, known once it ran: moveOrder's `fields` put it in every event over this 0.
+  const emitted = await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", 0), move);
+  if (emitted.length > 0) return { id: orderId };
+  const order = await tx.order.findFirst({ where: { id: orderId, storeId }, select: { type: true, status: true } });
   if (!order) throw notFound("order", orderId);
   checkTransition(order.type, order.status, to);
-  const move = moveOrder({ orderId, fromVersion: order.version, to, reason: reason ?? null, at: new Date() });
-  // Every move emits at least one event, so no event id back means the order did not move.
-  const emitted = await emitEvents(tx, storeId, statusEvents(orderId, to, reason ?? "", order.version + 1), move);
-  if (emitted.length === 0) {
-    throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
-  }
-  return order;
+  throw new ApiError("CONFLICT", "The order changed while this request ran. Read it again and retry if the move still makes sense.");
 }

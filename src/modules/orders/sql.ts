@@ -1,14 +1,38 @@
 import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/prisma.js";
 import { orderTreeSql } from "./tree.js";
 
+/** A catalog product as an order prices it: the additionals are matched by name. */
+export interface PricedProduct {
+  id: string;
+  name: string;
+  priceCents: number;
+  isActive: boolean;
+  additionals: { name: string; priceCents: number; isAvailable: boolean }[];
+}
+
+/** What drawOrderNumber returns: the number drawn and what pricing and checking the order needs. */
+export interface OrderContext {
+  orderSeq: number;
+  publicSettings: Prisma.JsonValue;
+  products: PricedProduct[];
+  customerKnown: boolean;
+}
+
 /**
- * Draws the store's next order number and reads its public settings (returns orderSeq, publicSettings), locking
- * the store's row until the transaction ends, so concurrent orders of one store get consecutive numbers.
- * Plain SQL so that drawing a number leaves the store's updatedAt alone: Prisma's update always sets an
- * @updatedAt column.
+ * Draws the store's next order number, locking the store's row until the transaction ends, so concurrent orders
+ * of one store get consecutive numbers; and reads in the same statement what the order needs (`OrderContext`):
+ * the store's public settings, the catalog rows of `productIds` with their additionals, and whether `customerId`
+ * is one of the store's customers. Plain SQL so that drawing a number leaves the store's updatedAt alone
+ * (Prisma's update always sets an @updatedAt column), and so that the three reads make one round trip.
  */
-export const drawOrderNumber = (storeId: string) => Prisma.sql`
-    update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid returning "orderSeq", "publicSettings"`;
+export const drawOrderNumber = (storeId: string, productIds: string[], customerId: string | null) => Prisma.sql`
+    update "Store" set "orderSeq" = "orderSeq" + 1 where id = ${storeId}::uuid
+    returning "orderSeq", "publicSettings",
+      coalesce((select json_agg(json_build_object('id', p.id, 'name', p.name, 'priceCents', p."priceCents", 'isActive', p."isActive",
+          'additionals', coalesce((select json_agg(json_build_object('name', a.name, 'priceCents', a."priceCents", 'isAvailable', a."isAvailable")
+            order by a.position, a.id) from "ProductAdditional" a where a."productId" = p.id), '[]')))
+        from "Product" p where p."storeId" = ${storeId}::uuid and p.id = any(${productIds}::uuid[])), '[]') as products,
+      exists(select 1 from "Customer" c where c.id = ${customerId}::uuid and c."storeId" = ${storeId}::uuid) as "customerKnown"`;
 
 /** A column an order page sorts by, and its direction. */
 export interface OrderSortKey {
@@ -57,22 +81,35 @@ function instant(value: unknown): string {
 }
 
 /**
- * Moves an order to `to` and appends its status history row, on the condition that the order is still at
- * `fromVersion` (the version its status was read at): CTEs for emitEvents, whose `changed` has a row only if the
- * order moved, so the move, its history row and its events make one statement. Plain SQL for that one round
- * trip, which no Prisma call makes.
+ * Moves an order to `to` and appends its status history row, with no read first, on two conditions: its status is
+ * one `to` may follow for its type (`from`, see allowedFrom in ./lifecycle.ts), and its version is still the one
+ * the statement's snapshot holds. A concurrent move makes this one wait on the row lock and then checks the
+ * conditions again on the row it left, where the sub-select's version (computed once, from the snapshot) no longer
+ * matches: so of two concurrent changes exactly one moves the order, and the history and versions stay linear.
+ * CTEs for emitEvents, whose `changed` has a row only if the order moved and supplies the version the move made
+ * (`fields`), so the move, its history row and its events make one statement. Plain SQL for that one round trip,
+ * which no Prisma call makes.
  */
-export const moveOrder = (m: { orderId: string; fromVersion: number; to: OrderStatus; reason: string | null; at: Date }) => Prisma.sql`
+export const moveOrder = (m: {
+  storeId: string;
+  orderId: string;
+  from: Record<OrderType, OrderStatus[]>;
+  to: OrderStatus;
+  reason: string | null;
+  at: Date;
+}) => Prisma.sql`
     moved as (
       update "Order"
       set status = ${m.to}::"OrderStatus", version = version + 1, "updatedAt" = ${m.at}::timestamptz,
           "cancellationReason" = case when ${m.to === "CANCELLED"}::boolean then ${m.reason}::text else "cancellationReason" end
-      where id = ${m.orderId}::uuid and version = ${m.fromVersion}::int
-      returning id
+      where id = ${m.orderId}::uuid and "storeId" = ${m.storeId}::uuid
+        and ${JSON.stringify(m.from)}::jsonb -> type::text @> to_jsonb(status::text)
+        and version = (select seen.version from "Order" seen where seen.id = ${m.orderId}::uuid)
+      returning id, version
     ), changed as (
       insert into "OrderStatusHistory" (id, "orderId", status, reason, at)
       select gen_random_uuid(), id, ${m.to}::"OrderStatus", ${m.reason}::text, ${m.at}::timestamptz from moved
-      returning id
+      returning (select jsonb_build_object('version', version) from moved) as fields
     )`;
 
 export interface PlacedOrder {

@@ -1,7 +1,7 @@
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { LONGEST_COMMAND_MS, runCommand } from "../../platform/schema/commands.js";
-import { NewCustomerInput, Order, OrderItemInput } from "../orders/graphql.js";
+import { findOrder, NewCustomerInput, Order, OrderItemInput } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
 import { generateSandboxOrder, type SandboxOverrides, SCENARIOS } from "./scenarios.js";
 import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
@@ -95,7 +95,7 @@ builder.mutationFields((t) => ({
         ctx,
         async (tx) => {
           const { id } = await generateSandboxOrder(tx, storeId, args.scenario, overrides);
-          return tx.order.findUniqueOrThrow({ ...query, where: { id } });
+          return findOrder(tx, storeId, id, query);
         },
         { timeout: LONGEST_COMMAND_MS },
       );

@@ -4,6 +4,7 @@ import { ApiError } from "../../platform/errors.js";
 import type { CustomerFields } from "../customers/service.js";
 import { changeOrderStatus, createOrder, type NewOrder } from "../orders/service.js";
 import { seedSandboxStore } from "./seed.js";
+import { type ScenarioMaterial, scenarioMaterial } from "./sql.js";
 
 export const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -58,26 +59,19 @@ function underOverrides(error: unknown, o: SandboxOverrides): unknown {
  * webhooks fire. A store with no catalog is seeded first.
  */
 export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario, overrides: SandboxOverrides = {}): Promise<{ id: string }> {
-  const firstProducts = () =>
-    tx.product.findMany({
-      where: { storeId, isActive: true },
-      orderBy: [{ categoryPosition: "asc" }, { name: "asc" }],
-      take: 3,
-      select: { id: true, additionals: { where: { isAvailable: true }, take: 1, select: { name: true } } },
-    });
-  let products = await firstProducts();
+  const material = async () => (await tx.$queryRaw<ScenarioMaterial[]>(scenarioMaterial(storeId)))[0];
+  let { products, regularId } = await material();
   if (products.length === 0) {
     await seedSandboxStore(tx, storeId);
-    products = await firstProducts();
+    ({ products, regularId } = await material());
   }
-  const regular = await tx.customer.findFirst({ where: { storeId }, orderBy: { name: "asc" }, select: { id: true } });
   const firstTimer = { name: `${FIRST_NAMES[randomInt(FIRST_NAMES.length)]} Sandbox`, phone: `+55 11 9${randomInt(10_000_000, 99_999_999)}`, email: null };
 
   const items = [
     { productId: products[0].id, quantity: 1, notes: "No onions, please", additionals: products[0].additionals.map((a) => ({ name: a.name, quantity: 1 })) },
     ...(products[1] ? [{ productId: products[1].id, quantity: 2 }] : []),
   ];
-  const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: SANDBOX_ADDRESS, ...(regular ? { customerId: regular.id } : { customer: firstTimer }) };
+  const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: SANDBOX_ADDRESS, ...(regularId ? { customerId: regularId } : { customer: firstTimer }) };
   const scenarioOrder: NewOrder = {
     delivery: { ...base, customerId: null, customer: firstTimer },
     pickup: { ...base, type: "PICKUP" as const, deliveryAddress: null },

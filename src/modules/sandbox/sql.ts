@@ -7,3 +7,24 @@ import { Prisma } from "../../platform/db/prisma.js";
  * emit could deadlock. Plain SQL for the row lock, which Prisma cannot express.
  */
 export const lockStore = (storeId: string) => Prisma.sql`select id from "Store" where id = ${storeId}::uuid for no key update`;
+
+/** What scenarioMaterial returns. */
+export interface ScenarioMaterial {
+  products: { id: string; additionals: { name: string }[] }[];
+  regularId: string | null;
+}
+
+/**
+ * What a scenario's order is made of, in one round trip: the store's first three active products in catalog
+ * order, each with its first available additional (none or one), and the store's first customer by name (null
+ * when it has none). Plain SQL for that one round trip: Prisma sends the two reads separately.
+ */
+export const scenarioMaterial = (storeId: string) => Prisma.sql`
+    select coalesce((
+        select json_agg(json_build_object('id', p.id, 'additionals', coalesce((
+            select json_agg(json_build_object('name', a.name)) from (
+              select a.name from "ProductAdditional" a where a."productId" = p.id and a."isAvailable" order by a.position, a.id limit 1) a), '[]'))
+          order by p."categoryPosition", p.name, p.id)
+        from (select id, "categoryPosition", name from "Product" where "storeId" = ${storeId}::uuid and "isActive"
+              order by "categoryPosition", name, id limit 3) p), '[]') as products,
+      (select id from "Customer" where "storeId" = ${storeId}::uuid order by name, id limit 1) as "regularId"`;
