@@ -13,6 +13,7 @@ import { resolveIssuer } from "./platform/auth/issuer.js";
 import { configureHashing } from "./platform/crypto/hash.js";
 import type { Services } from "./platform/services.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
+import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -44,13 +45,15 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const keys = new KeyRing(db, box);
   await keys.init(config.JWT_PRIVATE_JWKS);
   const storeEvents = new Notifications(database.url, STORE_EVENTS_CHANNEL, log);
+  const grants = new GrantCache(pool, config.GRANT_CACHE_TTL_MS, new Notifications(database.url, GRANT_CHANGED_CHANNEL, log));
   const rateLimiter = await createRateLimiter(config, pool, log);
-  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents, rateLimiter };
+  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents, grants, rateLimiter };
   return {
     services,
     databaseUrl: database.url,
     async close() {
       await storeEvents.close();
+      await grants.close();
       await rateLimiter.close();
       await db.$disconnect();
       await database.stop();

@@ -68,7 +68,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
   metrics.watchAttempts(services);
-  const limits = new RateLimits(config, services.pool, services.rateLimiter, (kind) => metrics.rateLimited(kind));
+  const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
+  void services.grants.listen();
   const admission = new Admission(
     { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
     (reason) => metrics.shed(reason),

@@ -103,6 +103,12 @@ const envSchema = z
       .string()
       .regex(/^rediss?:\/\//, "must be a redis:// or rediss:// URL")
       .optional(),
+    /**
+     * How long a process may answer partner requests from a grant it read (0: read on every request); default 4000.
+     * A change is announced at commit and clears the cache at once; this bounds a row's age when a notification is
+     * lost, so it stays within the 5 seconds a revocation may take.
+     */
+    GRANT_CACHE_TTL_MS: nonNegativeInt.max(5000, "must be at most 5000 (a revoked grant must fail within 5 seconds)").default(4000),
     /** Token requests per minute per client_id and source address; default 60. */
     RATE_LIMIT_TOKEN_PER_CLIENT: positiveInt.default(60),
     /** Failed token requests per minute per source address before its token requests get 429; default 30. */

@@ -6,6 +6,7 @@ import type { SecretBox } from "./crypto/encryption.js";
 import type { KeyRing } from "./auth/keys.js";
 import type { Notifications } from "./db/notifications.js";
 import type { RateLimiter } from "./ratelimit/limiter.js";
+import type { GrantCache } from "./auth/grant-cache.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -20,6 +21,8 @@ export interface Services {
   issuer: string;
   /** Wakes live event readers when a store's events commit (one LISTEN connection, opened on first use). */
   storeEvents: Notifications;
+  /** The grants partner tokens are admitted by, cached for GRANT_CACHE_TTL_MS and cleared when one changes. */
+  grants: GrantCache;
   /** The rate-limit counters (RATE_LIMIT_BACKEND). */
   rateLimiter: RateLimiter;
 }

@@ -56,3 +56,13 @@ it("picks the rate-limit counters from the setup unless RATE_LIMIT_BACKEND says"
   expect(() => loadConfig({ RATE_LIMIT_BACKEND: "redis" })).toThrow(/RATE_LIMIT_BACKEND: redis needs REDIS_URL/);
   expect(() => loadConfig({ REDIS_URL: "http://x" })).toThrow(/REDIS_URL: must be a redis/);
 });
+
+it("caches grants for 4 s by default, 0 turns it off, and refuses more than the 5 s a revocation may take", () => {
+  expect(loadConfig({}).GRANT_CACHE_TTL_MS).toBe(4000);
+  expect(loadConfig({ GRANT_CACHE_TTL_MS: "0" }).GRANT_CACHE_TTL_MS).toBe(0);
+  expect(loadConfig({ GRANT_CACHE_TTL_MS: "5000" }).GRANT_CACHE_TTL_MS).toBe(5000);
+  expect(() => loadConfig({ GRANT_CACHE_TTL_MS: "5001" })).toThrow(
+    /^ {2}GRANT_CACHE_TTL_MS: must be at most 5000 \(a revoked grant must fail within 5 seconds\) \(got "5001"\)$/m,
+  );
+  expect(() => loadConfig({ GRANT_CACHE_TTL_MS: "-1" })).toThrow(/GRANT_CACHE_TTL_MS: must be 0 or more/);
+});

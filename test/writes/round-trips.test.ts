@@ -1,7 +1,7 @@
-import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
+import { recordStatements, type StatementRecorder } from "../helpers/statements.js";
 
 /**
  * How many statements a write sends, counted on the service's own pool connections (every statement is one round
@@ -10,55 +10,32 @@ import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 
 let app: TestApp;
 let t: Tenant;
-let counting = false;
-let statements: string[] = [];
-
-/** Counts each statement a pool connection sends while `counting`, from the moment it is first lent. */
-function countStatements(pool: pg.Pool): void {
-  const wrapped = new WeakSet<pg.PoolClient>();
-  pool.on("acquire", (client) => {
-    if (wrapped.has(client)) return;
-    wrapped.add(client);
-    const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => unknown;
-    client.query = ((config: unknown, ...rest: unknown[]) => {
-      if (counting) statements.push(typeof config === "string" ? config : String((config as { text?: unknown } | null)?.text));
-      return query(config, ...rest);
-    }) as typeof client.query;
-  });
-}
+let recorder: StatementRecorder;
 
 beforeAll(async () => {
-  // The embedded default: rate-limit counters in memory, so the only statement before the write is the grant read.
+  // The embedded default: rate-limit counters in memory; with the grant cached too, every statement is the write's.
   app = await startTestApp({ RATE_LIMIT_BACKEND: "memory" });
-  countStatements(app.services.pool);
+  recorder = recordStatements(app.services.pool);
+  await app.services.grants.listen();
   t = await createTenant(app);
-  // The store's catalog is seeded by its first order: not the write counted below.
+  // The store's catalog is seeded by its first order, which also caches the grant (each test's write follows an
+  // uncounted request within GRANT_CACHE_TTL_MS).
   await call(app, "POST", "/public/v1/sandbox/orders", { token: t.token, body: { scenario: "cash" } });
 });
 afterAll(() => app.close());
 
-async function counted<T>(write: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  statements = [];
-  counting = true;
-  try {
-    return { result: await write(), statements };
-  } finally {
-    counting = false;
-  }
-}
-
 describe("statements per write, with an Idempotency-Key", () => {
-  it("a sandbox order: 9 (grant read, BEGIN, claim, the scenario's products and customer, the order number with the prices and customer check, the order with its rows and event, read-back, record, COMMIT)", async () => {
-    const { result, statements } = await counted(() =>
+  it("a sandbox order: 8 (BEGIN, claim, the scenario's products and customer, the order number with the prices and customer check, the order with its rows and event, read-back, record, COMMIT)", async () => {
+    const { result, statements } = await recorder.during(() =>
       call<{ id: string }>(app, "POST", "/public/v1/sandbox/orders", { token: t.token, body: { scenario: "cash" }, headers: { "idempotency-key": "rt-post" } }),
     );
     expect(result.status).toBe(201);
-    expect(statements.length, statements.join("\n")).toBe(9);
+    expect(statements.length, statements.join("\n")).toBe(8);
   });
 
-  it("a status change: 7 (grant read, BEGIN, claim, the move with its history and event, read-back, record, COMMIT)", async () => {
+  it("a status change: 6 (BEGIN, claim, the move with its history and event, read-back, record, COMMIT)", async () => {
     const created = await call<{ id: string }>(app, "POST", "/public/v1/sandbox/orders", { token: t.token, body: { scenario: "cash" } });
-    const { result, statements } = await counted(() =>
+    const { result, statements } = await recorder.during(() =>
       call(app, "PATCH", `/public/v1/orders/${created.body.id}/status`, {
         token: t.token,
         body: { status: "CONFIRMED" },
@@ -66,6 +43,6 @@ describe("statements per write, with an Idempotency-Key", () => {
       }),
     );
     expect(result.status).toBe(200);
-    expect(statements.length, statements.join("\n")).toBe(7);
+    expect(statements.length, statements.join("\n")).toBe(6);
   });
 });

@@ -51,9 +51,10 @@ export function grantActiveSql(c: GrantStatusColumns): string {
 }
 
 /**
- * The grant of a token's (client_id, tenant_id) as one row of `GrantView`, read on every request so that a
- * revocation takes effect at once. Read-only and prepared once per connection: three primary-key or unique-index
- * lookups. Plain SQL: Prisma would spend more building the query than PostgreSQL spends running it.
+ * The grant of a token's (client_id, tenant_id) as one row of `GrantView`. Read-only and prepared once per
+ * connection: three primary-key or unique-index lookups. Plain SQL: Prisma would spend more building the query than
+ * PostgreSQL spends running it. A change to any column it reads notifies GRANT_CHANGED_CHANNEL (the grant_changed
+ * triggers), which clears the GrantCache in front of it; add a column here, add it to those triggers.
  */
 const GRANT_OF_TOKEN = {
   name: "grant_of_token",

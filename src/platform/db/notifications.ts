@@ -5,16 +5,18 @@ const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 
 /**
- * One LISTEN connection per process for a PostgreSQL notification channel whose payload is a key (a store id),
- * waking the readers waiting on that key. It connects on first use, outside the request pool (a LISTEN holds its
- * connection for good), and reconnects with backoff; after losing the connection every waiter is woken, since a
- * notification sent meanwhile is gone and readers must look for themselves. A wake-up says "look again", never
- * what changed: readers re-read from their cursor, so a lost or merged notification costs latency, not data.
+ * One LISTEN connection per process for a PostgreSQL notification channel, waking the readers waiting on a
+ * notification's payload (a key such as a store id) and every watcher of the whole channel. It connects on first
+ * use, outside the request pool (a LISTEN holds its connection for good), and reconnects with backoff while anyone
+ * waits or watches; on losing the connection and again on getting it back, every waiter and watcher is woken,
+ * since a notification sent meanwhile is gone and readers must look for themselves. A wake-up says "look again",
+ * never what changed: readers re-read, so a lost or merged notification costs latency, not data.
  */
 export class Notifications {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly watchers = new Set<() => void>();
   private closed = false;
   private backoff = RECONNECT_MIN_MS;
 
@@ -44,6 +46,26 @@ export class Notifications {
     });
   }
 
+  /**
+   * Calls `wake` on every notification of the channel, whatever its payload, and whenever notifications may have
+   * been missed (the connection lost or regained); returns the function that stops it.
+   */
+  watch(wake: () => void): () => void {
+    this.watchers.add(wake);
+    void this.ensureConnected();
+    return () => this.watchers.delete(wake);
+  }
+
+  /** True while the LISTEN is in place: a notification committed now will arrive. */
+  get listening(): boolean {
+    return this.client !== null;
+  }
+
+  /** Connects unless connected; resolves once this attempt is over (a failed one is retried in the background). */
+  ready(): Promise<void> {
+    return this.ensureConnected();
+  }
+
   /** True once close() was called: readers stop. */
   get isClosed(): boolean {
     return this.closed;
@@ -58,10 +80,16 @@ export class Notifications {
 
   private wake(key: string): void {
     for (const wake of [...(this.waiters.get(key) ?? [])]) wake();
+    this.wakeWatchers();
   }
 
   private wakeAll(): void {
-    for (const key of [...this.waiters.keys()]) this.wake(key);
+    for (const key of [...this.waiters.keys()]) for (const wake of [...(this.waiters.get(key) ?? [])]) wake();
+    this.wakeWatchers();
+  }
+
+  private wakeWatchers(): void {
+    for (const wake of [...this.watchers]) wake();
   }
 
   private ensureConnected(): Promise<void> {
@@ -73,7 +101,8 @@ export class Notifications {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString });
+    // Named, so an operator (or a test) can find it in pg_stat_activity.
+    const client = new pg.Client({ connectionString: this.connectionString, application_name: `listen ${this.channel}` });
     client.on("notification", (msg) => {
       if (msg.channel === this.channel && msg.payload) this.wake(msg.payload);
     });
@@ -108,7 +137,7 @@ export class Notifications {
   }
 
   private retryLater(): void {
-    if (this.closed || this.waiters.size === 0) return;
+    if (this.closed || (this.waiters.size === 0 && this.watchers.size === 0)) return;
     const delay = this.backoff;
     this.backoff = Math.min(this.backoff * 2, RECONNECT_MAX_MS);
     setTimeout(() => void this.ensureConnected(), delay).unref();

@@ -1,9 +1,9 @@
 import type { ServerResponse } from "node:http";
-import type pg from "pg";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { PartnerPrincipal } from "../auth/principal.js";
-import { admitGrant, readGrant } from "../auth/grant-rule.js";
+import { admitGrant } from "../auth/grant-rule.js";
+import type { GrantCache } from "../auth/grant-cache.js";
 import type { PartnerClaims } from "../auth/tokens.js";
 import type { Environment } from "../db/prisma.js";
 import { type ApiLimits, apiSubjects, type Decision, type RateLimiter, type Subject, type SubjectKind } from "./limiter.js";
@@ -46,17 +46,17 @@ export function rateLimitHeaders(d: Decision): Record<string, string> {
 export class RateLimits {
   constructor(
     private readonly config: Config,
-    private readonly pool: pg.Pool,
+    private readonly grants: GrantCache,
     private readonly limiter: RateLimiter,
     private readonly onRefused: (kind: SubjectKind) => void = () => undefined,
   ) {}
 
   /**
-   * Admits a verified partner token: its grant, read fresh (no cache to outlive a revocation), must let it in (403
+   * Admits a verified partner token: its grant (cached until it changes, GrantCache) must let it in (403
    * otherwise, and nothing is counted), then it takes its store's and its Application's slots.
    */
   async admit(res: ServerResponse, claims: PartnerClaims): Promise<PartnerPrincipal> {
-    const principal = admitGrant(claims, await readGrant(this.pool, claims));
+    const principal = admitGrant(claims, await this.grants.read(claims));
     this.enforce(res, await this.limiter.take(apiSubjects(principal, apiLimits(this.config, claims.environment))));
     return principal;
   }

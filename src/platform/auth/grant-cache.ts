@@ -1,0 +1,81 @@
+import type pg from "pg";
+import type { Notifications } from "../db/notifications.js";
+import { type GrantView, readGrant } from "./grant-rule.js";
+import type { PartnerClaims } from "./tokens.js";
+
+/** The channel the grant_changed triggers notify at commit when anything `readGrant` reads changes. */
+export const GRANT_CHANGED_CHANNEL = "grant_changed";
+
+/** Enough for every (Application, store) pair of a large deployment; an entry is a few hundred bytes. */
+const MAX_ENTRIES = 10_000;
+
+interface Entry {
+  grant: GrantView;
+  expiresAt: number;
+}
+
+/**
+ * The grants `readGrant` found, by (client_id, store code), for at most `ttlMs` (0: no cache). A change to any
+ * of them is announced on GRANT_CHANGED_CHANNEL at commit, which clears the whole cache (revocations are rare);
+ * the TTL bounds how long a row can outlive a notification that was lost. Nothing is stored while the LISTEN is
+ * not in place, and a read that a notification (or a lost connection) overtook is not stored either: it may have
+ * seen the row before the change committed. A grant not found is never stored, so a new one works at once.
+ *
+ * A Map in insertion order is the whole eviction policy (oldest first), which is all a bound needs here: hits do
+ * not reorder entries, so no LRU library is worth its dependency.
+ */
+export class GrantCache {
+  private readonly entries = new Map<string, Entry>();
+  /** Bumped by every wake-up; a read stores its row only if no wake-up came while it ran. */
+  private generation = 0;
+  private unwatch: (() => void) | null = null;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly ttlMs: number,
+    private readonly notifications: Notifications,
+  ) {}
+
+  /**
+   * Starts listening for changes, without which nothing is stored; resolves once the LISTEN is in place or this
+   * attempt failed (it is retried in the background). The HTTP app calls it: a worker holds no connection for it.
+   */
+  async listen(): Promise<void> {
+    if (this.ttlMs === 0) return;
+    this.unwatch ??= this.notifications.watch(() => this.invalidate());
+    await this.notifications.ready();
+  }
+
+  async read(claims: Pick<PartnerClaims, "clientId" | "storeCode">): Promise<GrantView | null> {
+    if (this.ttlMs === 0) return readGrant(this.pool, claims);
+    const key = `${claims.clientId.length}:${claims.clientId}${claims.storeCode}`;
+    const now = performance.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expiresAt > now) return hit.grant;
+    const generation = this.generation;
+    const grant = await readGrant(this.pool, claims);
+    this.entries.delete(key);
+    if (grant && generation === this.generation && this.notifications.listening) {
+      this.entries.set(key, { grant, expiresAt: now + this.ttlMs });
+      const oldest = this.entries.keys().next();
+      if (this.entries.size > MAX_ENTRIES && !oldest.done) this.entries.delete(oldest.value);
+    }
+    return grant;
+  }
+
+  /** How many grants are held. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  async close(): Promise<void> {
+    this.unwatch?.();
+    this.invalidate();
+    await this.notifications.close();
+  }
+
+  private invalidate(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+}
