@@ -1,8 +1,8 @@
+import { expect } from "vitest";
 import { createApplication, createGrant, createStore } from "../../src/modules/admin/operations.js";
 import { SCOPES, type Scope } from "../../src/platform/auth/scopes.js";
 import type { Environment } from "../../src/platform/db/prisma.js";
 import { verifyPartnerToken } from "../../src/platform/auth/tokens.js";
-import { admitGrant, readGrant } from "../../src/platform/auth/grant-rule.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import type { TestApp } from "./app.js";
 
@@ -31,7 +31,15 @@ export async function createTenant(app: TestApp, opts: { environment?: Environme
 /** The principal a request with the tenant's token gets, for tests that call below HTTP (no slot is taken). */
 export async function partnerPrincipal(app: TestApp, tenant: Tenant): Promise<PartnerPrincipal> {
   const claims = await verifyPartnerToken(tenant.token, app.services.keys, app.services.issuer);
-  return admitGrant(claims, await readGrant(app.services.pool, claims));
+  return app.services.grants.admit(claims);
+}
+
+/**
+ * Waits until the app's grant cache is empty, as a change to a grant leaves it once its notification arrives, a
+ * moment after the commit: from then on requests are answered by the grant as changed.
+ */
+export async function grantChangeSeen(app: TestApp): Promise<void> {
+  await expect.poll(() => app.services.grants.size, { timeout: 5000, interval: 5 }).toBe(0);
 }
 
 export async function getToken(app: TestApp, clientId: string, clientSecret: string, extra: Record<string, string> = {}): Promise<string> {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { ADMIN_KEY, call, createTenant, getToken } from "../helpers/tenants.js";
+import { ADMIN_KEY, call, createTenant, getToken, grantChangeSeen } from "../helpers/tenants.js";
 import { createApplication, createGrant, createStore, revokeGrant } from "../../src/modules/admin/operations.js";
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { issueToken } from "../../src/platform/auth/tokens.js";
@@ -75,6 +75,7 @@ for (const { name, skip, env } of backends)
         const t = await createTenant(app, { scopes: ["merchant:read"] });
         expect(rateHeaders(await call(app, "GET", "/public/v1/store", { token: t.token }))).toMatchObject({ remaining: "3" });
         await revokeGrant(app.services.db, { clientId: t.clientId, storeId: t.storeId });
+        await grantChangeSeen(app);
         for (let i = 0; i < 5; i++) {
           const refused = await call(app, "GET", "/public/v1/store", { token: t.token });
           expectProblem(refused, 403, "FORBIDDEN");

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Notifications } from "../db/notifications.js";
-import { type GrantView, readGrant } from "./grant-rule.js";
+import { admitGrant, type GrantView, readGrant } from "./grant-rule.js";
+import type { PartnerPrincipal } from "./principal.js";
 import type { PartnerClaims } from "./tokens.js";
 
 /** The channel the grant_changed triggers notify at commit when anything `readGrant` reads changes. */
@@ -15,11 +16,12 @@ interface Entry {
 }
 
 /**
- * The grants `readGrant` found, by (client_id, store code), for at most `ttlMs` (0: no cache). A change to any
- * of them is announced on GRANT_CHANGED_CHANNEL at commit, which clears the whole cache (revocations are rare);
- * the TTL bounds how long a row can outlive a notification that was lost. Nothing is stored while the LISTEN is
- * not in place, and a read that a notification (or a lost connection) overtook is not stored either: it may have
- * seen the row before the change committed. A grant not found is never stored, so a new one works at once.
+ * Admits partner tokens by the grants `readGrant` read, kept by (client_id, store code) for at most `ttlMs` (0: no
+ * cache). A change to any of them is announced on GRANT_CHANGED_CHANNEL at commit, which clears the whole cache
+ * (revocations are rare); the TTL bounds how long a row can outlive a notification that was lost. Nothing is
+ * stored while the LISTEN is not in place, and a read that a notification (or a lost connection) overtook is not
+ * stored either: it may have seen the row before the change committed. Only grants that let a token in are kept:
+ * a refusal reads again, so a new or reactivated grant, or a re-enabled Application, works at once.
  *
  * A Map in insertion order is the whole eviction policy (oldest first), which is all a bound needs here: hits do
  * not reorder entries, so no LRU library is worth its dependency.
@@ -46,21 +48,23 @@ export class GrantCache {
     await this.notifications.ready();
   }
 
-  async read(claims: Pick<PartnerClaims, "clientId" | "storeCode">): Promise<GrantView | null> {
-    if (this.ttlMs === 0) return readGrant(this.pool, claims);
+  /** The principal the claims' grant admits (`admitGrant`: 403 otherwise). */
+  async admit(claims: PartnerClaims): Promise<PartnerPrincipal> {
+    if (this.ttlMs === 0) return admitGrant(claims, await readGrant(this.pool, claims));
     const key = `${claims.clientId.length}:${claims.clientId}${claims.storeCode}`;
     const now = performance.now();
     const hit = this.entries.get(key);
-    if (hit && hit.expiresAt > now) return hit.grant;
+    if (hit && hit.expiresAt > now) return admitGrant(claims, hit.grant);
     const generation = this.generation;
     const grant = await readGrant(this.pool, claims);
     this.entries.delete(key);
+    const principal = admitGrant(claims, grant);
     if (grant && generation === this.generation && this.notifications.listening) {
       this.entries.set(key, { grant, expiresAt: now + this.ttlMs });
       const oldest = this.entries.keys().next();
       if (this.entries.size > MAX_ENTRIES && !oldest.done) this.entries.delete(oldest.value);
     }
-    return grant;
+    return principal;
   }
 
   /** How many grants are held. */

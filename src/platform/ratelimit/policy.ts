@@ -2,7 +2,6 @@ import type { ServerResponse } from "node:http";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
 import type { PartnerPrincipal } from "../auth/principal.js";
-import { admitGrant } from "../auth/grant-rule.js";
 import type { GrantCache } from "../auth/grant-cache.js";
 import type { PartnerClaims } from "../auth/tokens.js";
 import type { Environment } from "../db/prisma.js";
@@ -56,7 +55,7 @@ export class RateLimits {
    * otherwise, and nothing is counted), then it takes its store's and its Application's slots.
    */
   async admit(res: ServerResponse, claims: PartnerClaims): Promise<PartnerPrincipal> {
-    const principal = admitGrant(claims, await this.grants.read(claims));
+    const principal = await this.grants.admit(claims);
     this.enforce(res, await this.limiter.take(apiSubjects(principal, apiLimits(this.config, claims.environment))));
     return principal;
   }
