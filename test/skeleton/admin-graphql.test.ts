@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { call, createTenant, getToken, graphql } from "../helpers/tenants.js";
+import { call, createTenant, getToken, grantChangeSeen, graphql } from "../helpers/tenants.js";
 
 let app: TestApp;
 beforeAll(async () => {
@@ -32,6 +32,7 @@ describe("admin GraphQL", () => {
     expect(res.body.name).toBe("Cantina");
     const revoked = await graphql<{ revokeGrant: { status: string } }>(app, REVOKE, { input: { clientId, storeId: store.data!.createStore.code } });
     expect(revoked.data?.revokeGrant.status).toBe("REVOKED");
+    await grantChangeSeen(app);
     expect((await call(app, "GET", "/public/v1/store", { token })).status).toBe(403);
   });
 
