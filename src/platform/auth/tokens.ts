@@ -95,7 +95,7 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
  * Claims of tokens this process has verified, per key ring, by issuer and token string. A partner sends the same
  * token for up to an hour, and an EdDSA verification costs tens of microseconds on every request; an entry lives
  * until the token expires but at most a minute, so a retired signing key stops being honoured soon after.
- * Nothing else is cached here: the grant is read on every request.
+ * Nothing else is cached here: the grant has its own cache, cleared when a grant changes (GrantCache).
  */
 const verifiedTokens = new WeakMap<KeyRing, Map<string, { payload: JWTPayload; until: number }>>();
 const VERIFIED_TTL_MS = 60_000;
