@@ -162,6 +162,26 @@ describe("the grant cache", () => {
     await untilForbidden(next, NOTIFIED_MS);
   });
 
+  it("holds at most its bound, dropping the grant read first", async () => {
+    const tenants = [await createTenant(app), await createTenant(app), await createTenant(app)];
+    const claims = await Promise.all(tenants.map((t) => verifyPartnerToken(t.token, app.services.keys, app.services.issuer)));
+    const pool = createPool(app.databaseUrl, { max: 1, connectionTimeoutMs: 5000, log: createLogger("silent") });
+    const cache = new GrantCache(pool, TTL_MS, new Notifications(app.databaseUrl, GRANT_CHANGED_CHANNEL, createLogger("silent")), 2);
+    const counting = recordStatements(pool);
+    const reads = async (c: (typeof claims)[number]) => (await counting.during(() => cache.admit(c))).statements.length;
+    try {
+      await cache.listen();
+      for (const c of claims) expect(await reads(c)).toBe(1);
+      expect(cache.size).toBe(2);
+      expect(await reads(claims[2])).toBe(0);
+      expect(await reads(claims[1])).toBe(0);
+      expect(await reads(claims[0])).toBe(1);
+    } finally {
+      await cache.close();
+      await pool.end();
+    }
+  });
+
   it("keeps no grant that a notification overtook while it was being read", async () => {
     const t = await createTenant(app, { scopes: ["merchant:read"] });
     const claims = await verifyPartnerToken(t.token, app.services.keys, app.services.issuer);

@@ -8,7 +8,7 @@ import type { PartnerClaims } from "./tokens.js";
 export const GRANT_CHANGED_CHANNEL = "grant_changed";
 
 /** Enough for every (Application, store) pair of a large deployment; an entry is a few hundred bytes. */
-const MAX_ENTRIES = 10_000;
+const DEFAULT_MAX_ENTRIES = 10_000;
 
 interface Entry {
   grant: GrantView;
@@ -36,6 +36,7 @@ export class GrantCache {
     private readonly pool: pg.Pool,
     private readonly ttlMs: number,
     private readonly notifications: Notifications,
+    private readonly maxEntries = DEFAULT_MAX_ENTRIES,
   ) {}
 
   /**
@@ -62,7 +63,7 @@ export class GrantCache {
     if (grant && generation === this.generation && this.notifications.listening) {
       this.entries.set(key, { grant, expiresAt: now + this.ttlMs });
       const oldest = this.entries.keys().next();
-      if (this.entries.size > MAX_ENTRIES && !oldest.done) this.entries.delete(oldest.value);
+      if (this.entries.size > this.maxEntries && !oldest.done) this.entries.delete(oldest.value);
     }
     return principal;
   }
