@@ -59,6 +59,11 @@ interface RouteSpec {
   acceptsIdempotencyKey?: boolean;
   status: number;
   response: ResponseSpec;
+  /**
+   * Other success answers `respond` may give (a 202 where the usual answer is 201, say), each with its own body:
+   * the OpenAPI document lists them beside `status`, so a generated client knows every status it can get.
+   */
+  otherSuccess?: Record<number, ResponseSpec>;
   /** Error statuses this route can answer besides the common ones (400, 401, 403, 429, 500). */
   errors?: number[];
 }

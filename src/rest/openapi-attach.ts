@@ -50,6 +50,11 @@ function attachToOperation(doc: OpenApiDocument, op: OpenApiOperation, baseUrl: 
   const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"))?.[1];
   const body = media(success, "application/json");
   if (body && examples.response) body.examples = examples.response;
+  for (const [status, named] of Object.entries(examples.otherResponses ?? {})) {
+    const other = media(op.responses[status], "application/json");
+    if (!other) throw new Error(`${op.operationId}: an example for status ${status}, which it does not answer with a body`);
+    other.examples = named;
+  }
 
   const status = String(ERROR_CATALOG[examples.problem.code].status);
   const shared = doc.components.responses[`Problem${status}`];

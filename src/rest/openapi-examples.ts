@@ -30,6 +30,8 @@ export interface OperationExamples {
   request?: Record<string, Example>;
   /** Named success bodies (none for 204). */
   response?: Record<string, Example>;
+  /** Named bodies of the route's other success answers, by status. */
+  otherResponses?: Record<number, Record<string, Example>>;
   /** A client error typical of the operation, shown on that status. */
   problem: ProblemExample;
 }
@@ -578,6 +580,13 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       "The event recorded, as the feed shows it",
       envelope("store.updated", 57, "2e6e3545-750b-4d1e-a654-da4823a86179", "2025-03-01T18:40:12.481Z"),
     ),
+    otherResponses: {
+      202: one("catalog.updated: the product paused, its event follows when the window closes", {
+        action: "product.paused",
+        itemId: PRODUCT.cola,
+        itemType: "product",
+      }),
+    },
     problem: {
       summary: "An event type that does not exist",
       code: "INVALID_REQUEST",

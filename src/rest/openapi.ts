@@ -6,7 +6,7 @@ import * as orderSchemas from "../modules/orders/schemas.js";
 import * as sandboxSchemas from "../modules/sandbox/schemas.js";
 import * as storeSchemas from "../modules/store/schemas.js";
 import * as webhookSchemas from "../modules/webhooks/schemas.js";
-import { acceptsIdempotencyKey, type Route, type JsonSchema } from "../platform/route.js";
+import { acceptsIdempotencyKey, type Route, type JsonSchema, type ResponseSpec } from "../platform/route.js";
 import { attachExamples } from "./openapi-attach.js";
 import { SelectionSchemas } from "./openapi-selection.js";
 import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
@@ -138,18 +138,18 @@ function parameter(name: string, where: "path" | "query", schema: JsonSchema, re
   return { name, in: where, required, ...(description ? { description } : {}), schema: rest };
 }
 
-/** The success body's schema: the route's own pick of its selection, or its one root field's selection. */
-function selectedBody(route: Route, selections: SelectionSchemas): JsonSchema {
+/** A success body's schema: the response's own pick of the route's selection, or its one root field's selection. */
+function selectedBody(route: Route, response: ResponseSpec, selections: SelectionSchemas): JsonSchema {
   const { at, rootFields } = selections.of(route.document, route.operationId);
-  if (route.response.body) return route.response.body(at);
+  if (response.body) return response.body(at);
   if (rootFields.length !== 1) throw new Error(`${route.operationId}: say which part of the result is the body (response.body)`);
   return at(rootFields[0]);
 }
 
-/** The success body as a $ref: to its fragment's component, or to the component the route names (registered here). */
-function responseSchema(route: Route, selections: SelectionSchemas, named: Record<string, JsonSchema>): JsonSchema {
-  const body = selectedBody(route, selections);
-  const name = route.response.component;
+/** A success body as a $ref: to its fragment's component, or to the component the response names (registered here). */
+function responseSchema(route: Route, response: ResponseSpec, selections: SelectionSchemas, named: Record<string, JsonSchema>): JsonSchema {
+  const body = selectedBody(route, response, selections);
+  const name = response.component;
   if (!name) {
     if (typeof body.$ref !== "string" || Object.keys(body).length !== 1) {
       throw new Error(`${route.operationId}: the response body is not one named fragment; name its component (response.component)`);
@@ -173,14 +173,17 @@ function operationOf(route: Route, registry: SchemaRegistry, selections: Selecti
   const idempotent = acceptsIdempotencyKey(route);
   if (idempotent) parameters.push(ref("parameters", "IdempotencyKey"));
 
-  const successHeaders: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
-  if (idempotent) successHeaders["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
-  for (const [name, header] of Object.entries(route.response.headers ?? {})) {
-    successHeaders[name] = { description: header.description, schema: registry.use(header.schema) };
-  }
-  const success: JsonSchema = { description: route.response.description, headers: successHeaders };
-  if (route.status !== 204) success.content = { "application/json": { schema: responseSchema(route, selections, named) } };
-  const responses: Record<string, JsonSchema> = { [String(route.status)]: success };
+  const success = (status: number, response: ResponseSpec): JsonSchema => {
+    const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
+    if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
+    for (const [name, header] of Object.entries(response.headers ?? {}))
+      headers[name] = { description: header.description, schema: registry.use(header.schema) };
+    const answer: JsonSchema = { description: response.description, headers };
+    if (status !== 204) answer.content = { "application/json": { schema: responseSchema(route, response, selections, named) } };
+    return answer;
+  };
+  const responses: Record<string, JsonSchema> = { [String(route.status)]: success(route.status, route.response) };
+  for (const [status, response] of Object.entries(route.otherSuccess ?? {})) responses[status] = success(Number(status), response);
   Object.assign(responses, problems(errorStatuses(route)));
 
   const notes = [

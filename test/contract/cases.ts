@@ -556,6 +556,7 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
   ],
   fireSandboxEvent: [
     ...["order.ready", "customer.updated", "store.updated"].map((type): ContractCase => ({ name: `fires ${type}`, run: () => ({ body: { type } }) })),
+    { name: "catalog.updated answers 202 with the pending change", status: 202, run: () => ({ body: { type: "catalog.updated" } }) },
     { name: "a PRODUCTION token is 403", status: 403, run: async (ctx) => ({ token: await productionToken(ctx), body: { type: "order.created" } }) },
   ],
   createSandboxOrder: [

@@ -91,10 +91,17 @@ export const sandboxRoutes = [
       return event ? { status: 201, body: event } : { status: 202, body: catalogChange };
     },
     status: 201,
-    // The selection's event is nullable (catalog.updated has none); a 201 always carries one.
+    // The selection's event is nullable (catalog.updated has none); a 201 always carries one, a 202 the change.
     response: {
-      description: "The event fired (202 and the pending change for catalog.updated)",
+      description: "The event fired, as the feed shows it",
       body: (at) => nonNull(at("sandboxFireEvent", "event")),
+    },
+    otherSuccess: {
+      202: {
+        description: "catalog.updated: the pending change that will produce it once its window closes",
+        body: (at) => nonNull(at("sandboxFireEvent", "catalogChange")),
+        component: "PendingCatalogChange",
+      },
     },
   }),
 ];
