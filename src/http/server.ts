@@ -34,13 +34,24 @@ export function traceIdOf(header: string | string[] | undefined): string | null 
   return m[1];
 }
 
+/** What a request showed of its caller, once it did: who it authenticated as, or the client_id a token request named. */
+interface Caller {
+  principal?: Principal;
+  tokenClientId?: string;
+}
+
+/** A client_id as a token request sent it may be anything: its log line keeps this much of it. */
+const LOGGED_CLIENT_ID_LENGTH = 100;
+
 /**
  * Who made a request, for its log line: a partner token's client_id and store code, an admin key's id and role
- * (ADMIN_API_KEY, which is not stored, by that name). Never the credential itself.
+ * (ADMIN_API_KEY, which is not stored, by that name), the client_id a token request named (known or not, so an
+ * operator can follow a partner's failing token requests). Never the credential itself.
  */
-function callerFields(principal: Principal | undefined): Record<string, string> {
+function callerFields({ principal, tokenClientId }: Caller): Record<string, string> {
   if (principal?.kind === "partner") return { clientId: principal.clientId, storeCode: principal.storeCode };
   if (principal?.kind === "admin") return { adminKeyId: principal.adminKeyId ?? "ADMIN_API_KEY", adminRole: principal.role };
+  if (tokenClientId !== undefined) return { clientId: tokenClientId.slice(0, LOGGED_CLIENT_ID_LENGTH) };
   return {};
 }
 
@@ -93,8 +104,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   /** Live subscriptions hold no admission slot while they stream (they would hold it for hours): they have their own cap. */
   let streams = 0;
 
-  /** `seen.principal` is who the request authenticated as, once it has, for the request's log line. */
-  async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: { principal?: Principal }): Promise<void> {
+  /** `seen` is what the request showed of its caller, for the request's log line. */
+  async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: Caller): Promise<void> {
     const method = req.method ?? "GET";
     const path = url.pathname;
     const admit = (claims: PartnerClaims) => limits.admit(res, claims);
@@ -127,7 +138,10 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
       return admitted(req, res, () =>
         handleTokenRequest(services, req, res, {
-          admit: (clientId) => limits.token(res, clientId, address),
+          admit: (clientId) => {
+            seen.tokenClientId = clientId;
+            return limits.token(res, clientId, address);
+          },
           failed: () => limits.tokenFailed(address),
         }),
       );
@@ -188,7 +202,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       url = new URL("http://localhost/");
     }
     const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
-    const seen: { principal?: Principal } = {};
+    const seen: Caller = {};
     res.on("finish", () => {
       metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
       log.info(
@@ -199,7 +213,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
           path: url.pathname,
           status: res.statusCode,
           durationMs: Math.round((performance.now() - started) * 10) / 10,
-          ...callerFields(seen.principal),
+          ...callerFields(seen),
         },
         "request",
       );

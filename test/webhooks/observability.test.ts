@@ -76,10 +76,16 @@ function sample(text: string, series: string): number {
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
 
-it("request lines name the partner's client_id and store, or the admin key, and never a credential", async () => {
+it("request lines name the partner's client_id and store, a token request's client_id, or the admin key, and never a credential", async () => {
   const t = await createTenant(app);
   const viewer = await createAdminKey(app.services.db, { name: "viewer", role: "VIEWER" });
   expect((await fetch(`${apiBase}/public/v1/store`, { headers: { authorization: `Bearer ${t.token}` } })).status).toBe(200);
+  const wrongSecret = await fetch(`${apiBase}/partner/auth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ grant_type: "client_credentials", client_id: t.clientId, client_secret: `${t.clientSecret}x` }),
+  });
+  expect(wrongSecret.status).toBe(401);
   for (const key of [ADMIN_KEY, viewer.key]) {
     const res = await fetch(`${apiBase}/graphql`, {
       method: "POST",
@@ -91,6 +97,8 @@ it("request lines name the partner's client_id and store, or the admin key, and 
   await api.waitFor(new RegExp(`"adminKeyId":"${viewer.adminKey.id}"`));
   const requests = lines(api).filter((l) => l.msg === "request");
   expect(requests.find((l) => l.path === "/public/v1/store")).toMatchObject({ clientId: t.clientId, storeCode: t.storeCode });
+  // A token request names the client_id it was for, also when its secret was wrong.
+  expect(requests.find((l) => l.path === "/partner/auth/token" && l.status === 401)).toMatchObject({ clientId: t.clientId });
   const admins = requests.filter((l) => l.path === "/graphql");
   expect(admins).toEqual(
     expect.arrayContaining([
@@ -98,7 +106,7 @@ it("request lines name the partner's client_id and store, or the admin key, and 
       expect.objectContaining({ adminKeyId: viewer.adminKey.id, adminRole: "VIEWER" }),
     ]),
   );
-  for (const secret of [t.token, t.clientSecret, ADMIN_KEY, viewer.key]) expect(api.output()).not.toContain(secret);
+  for (const secret of [t.token, t.clientSecret, `${t.clientSecret}x`, ADMIN_KEY, viewer.key]) expect(api.output()).not.toContain(secret);
 }, 60_000);
 
 it("failed attempts and dead letters are warn lines naming the delivery, endpoint, store and Application; attempts are counted by outcome", async () => {
