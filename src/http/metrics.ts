@@ -15,6 +15,7 @@ import { planCacheStats } from "../platform/db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
+import type { GrantCache } from "../platform/auth/grant-cache.js";
 import type { Services } from "../platform/services.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 
@@ -232,6 +233,40 @@ export class Metrics {
       registers,
       collect() {
         this.set(admission.queued);
+      },
+    });
+  }
+
+  /** Reports the grant cache: how many grants it holds, how admits were answered, how often it was cleared. */
+  watchGrants(grants: GrantCache): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: "grant_cache_entries",
+      help: "Grants this process holds to admit partner tokens by.",
+      registers,
+      collect() {
+        this.set(grants.size);
+      },
+    });
+    // Counters kept by the cache itself (plain increments on the hot path), copied out at scrape time.
+    new Counter({
+      name: "grant_cache_admits_total",
+      help: "Partner token admits by how the grant was found: from the cache (hit) or read from the database (miss).",
+      labelNames: ["result"],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ result: "hit" }, grants.stats.hits);
+        this.inc({ result: "miss" }, grants.stats.misses);
+      },
+    });
+    new Counter({
+      name: "grant_cache_clears_total",
+      help: "Times the grant cache was emptied: a grant, Application or store changed (notified at commit), or the LISTEN connection was lost or regained.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(grants.stats.clears);
       },
     });
   }

@@ -79,6 +79,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
   metrics.watchAttempts(services);
+  metrics.watchGrants(services.grants);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(

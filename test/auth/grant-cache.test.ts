@@ -214,6 +214,28 @@ describe("the grant cache", () => {
   });
 });
 
+describe("the grant cache's metrics", () => {
+  /** A sample of the app's /metrics (open: no METRICS_TOKEN in this app), NaN when the series is absent. */
+  async function sample(series: string): Promise<number> {
+    const text = await (await fetch(`${app.baseUrl}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : Number.NaN;
+  }
+
+  it("count admits from the cache and from the database, the clears, and the grants held", async () => {
+    const hits = await sample('grant_cache_admits_total{result="hit"}');
+    const misses = await sample('grant_cache_admits_total{result="miss"}');
+    const clears = await sample("grant_cache_clears_total");
+    const t = await cachedTenant();
+    expect(await sample("grant_cache_entries")).toBeGreaterThanOrEqual(1);
+    await revokeGrant(app.services.db, { clientId: t.clientId, storeId: t.storeId });
+    await untilForbidden(t, NOTIFIED_MS);
+    expect(await sample('grant_cache_admits_total{result="hit"}')).toBeGreaterThanOrEqual(hits + 1);
+    expect(await sample('grant_cache_admits_total{result="miss"}')).toBeGreaterThanOrEqual(misses + 2);
+    expect(await sample("grant_cache_clears_total")).toBeGreaterThanOrEqual(clears + 1);
+  });
+});
+
 describe("GRANT_CACHE_TTL_MS=0", () => {
   it("reads the grant on every request", async () => {
     const uncached = await startTestApp({ GRANT_CACHE_TTL_MS: "0" });

@@ -31,6 +31,8 @@ export class GrantCache {
   /** Bumped by every wake-up; a read stores its row only if no wake-up came while it ran. */
   private generation = 0;
   private unwatch: (() => void) | null = null;
+  /** Since the process started: admits answered from the cache, admits that read the grant, and clears. */
+  readonly stats = { hits: 0, misses: 0, clears: 0 };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -55,7 +57,11 @@ export class GrantCache {
     const key = `${claims.clientId.length}:${claims.clientId}${claims.storeCode}`;
     const now = performance.now();
     const hit = this.entries.get(key);
-    if (hit && hit.expiresAt > now) return admitGrant(claims, hit.grant);
+    if (hit && hit.expiresAt > now) {
+      this.stats.hits++;
+      return admitGrant(claims, hit.grant);
+    }
+    this.stats.misses++;
     const generation = this.generation;
     const grant = await readGrant(this.pool, claims);
     this.entries.delete(key);
@@ -80,6 +86,7 @@ export class GrantCache {
   }
 
   private invalidate(): void {
+    this.stats.clears++;
     this.generation++;
     this.entries.clear();
   }
