@@ -318,6 +318,14 @@ const notFound = (what: string, path: string, id: string): ProblemExample => ({
 const PRIVATE_HOST =
   '"erp.internal.example" resolves to 10.0.0.12, which is a private address. Webhooks can only be delivered to a publicly reachable host. Use a public hostname; for local development, expose your server through a tunnel (for example ngrok or Cloudflare Tunnel) and register the tunnel\'s https URL.';
 const UNKNOWN_ID = "0b6c3c8e-6f3e-4a5e-9d57-2f1c1c9a4b10";
+/** An order naming a product the store's catalog does not have, at `field` of the body sent to `path`. */
+const unknownProduct = (summary: string, path: string, field: string): ProblemExample => ({
+  summary,
+  code: "UNPROCESSABLE_ENTITY",
+  detail: `The order cannot be registered: no product ${UNKNOWN_ID} in this store's catalog.`,
+  instance: path,
+  errors: [{ field, code: "UNKNOWN_PRODUCT", message: `no product ${UNKNOWN_ID} in this store's catalog` }],
+});
 const BEARER_MISSING: ProblemExample = {
   summary: "No bearer token",
   code: "UNAUTHORIZED",
@@ -422,13 +430,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       existingCustomer: { summary: "The delivery order registered (existingCustomer)", value: ORDER_DETAIL },
       newCustomer: { summary: "The pickup order registered, with its new customer (newCustomer)", value: PICKUP_DETAIL },
     },
-    problem: {
-      summary: "A product the catalog does not have",
-      code: "UNPROCESSABLE_ENTITY",
-      detail: `The order cannot be registered: no product ${UNKNOWN_ID} in this store's catalog.`,
-      instance: "/public/v1/orders",
-      errors: [{ field: "items[0].productId", code: "UNKNOWN_PRODUCT", message: `no product ${UNKNOWN_ID} in this store's catalog` }],
-    },
+    problem: unknownProduct("A product the catalog does not have", "/public/v1/orders", "items[0].productId"),
   },
   getOrderById: {
     response: one("A delivery order waiting for confirmation", ORDER_DETAIL),
@@ -566,13 +568,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
     },
     response: one("The delivery scenario's order", ORDER_DETAIL),
-    problem: {
-      summary: "An override naming a product the catalog does not have",
-      code: "UNPROCESSABLE_ENTITY",
-      detail: `The order cannot be registered: no product ${UNKNOWN_ID} in this store's catalog.`,
-      instance: "/public/v1/sandbox/orders",
-      errors: [{ field: "overrides.items[0].productId", code: "UNKNOWN_PRODUCT", message: `no product ${UNKNOWN_ID} in this store's catalog` }],
-    },
+    problem: unknownProduct("An override naming a product the catalog does not have", "/public/v1/sandbox/orders", "overrides.items[0].productId"),
   },
   fireSandboxEvent: {
     request: one("Fire a store.updated event", { type: "store.updated" }),

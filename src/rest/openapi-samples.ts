@@ -24,6 +24,8 @@ const samples = (curl: string, javascript: string, python: string): CodeSample[]
 
 const JS_AUTH = "const headers = { Authorization: `Bearer ${process.env.TOKEN}` };";
 const JS_CHECK = "if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);";
+/** The imports a Python sample starts with (the one that also needs uuid lists its own). */
+const PY_IMPORTS = ["import os", "", "import requests", ""];
 const PY_AUTH = 'headers = {"Authorization": f"Bearer {os.environ[\'TOKEN\']}"}';
 
 export const CODE_SAMPLES: Record<string, CodeSample[]> = {
@@ -51,10 +53,7 @@ export const CODE_SAMPLES: Record<string, CodeSample[]> = {
       "console.log(tenant_id, expires_in, access_token);",
     ),
     code(
-      "import os",
-      "",
-      "import requests",
-      "",
+      ...PY_IMPORTS,
       "res = requests.post(",
       "    f\"{os.environ['BASE']}/partner/auth/token\",",
       "    json={",
@@ -92,10 +91,7 @@ export const CODE_SAMPLES: Record<string, CodeSample[]> = {
       "} while (cursor);",
     ),
     code(
-      "import os",
-      "",
-      "import requests",
-      "",
+      ...PY_IMPORTS,
       "# Every order changed since a point in time (reconciliation), page by page.",
       PY_AUTH,
       'params = {"updated_since": "2025-03-01T00:00:00.000Z", "limit": 50}',
@@ -122,10 +118,7 @@ export const CODE_SAMPLES: Record<string, CodeSample[]> = {
       "console.log(order.orderNumber, order.status, order.total, order.statusHistory);",
     ),
     code(
-      "import os",
-      "",
-      "import requests",
-      "",
+      ...PY_IMPORTS,
       PY_AUTH,
       "res = requests.get(f\"{os.environ['BASE']}/public/v1/orders/{os.environ['ORDER_ID']}\", headers=headers, timeout=10)",
       "res.raise_for_status()  # 404 NOT_FOUND: no such order in the token's store",
@@ -204,10 +197,7 @@ export const CODE_SAMPLES: Record<string, CodeSample[]> = {
       "console.log(endpoint.id, endpoint.secretPrefix);",
     ),
     code(
-      "import os",
-      "",
-      "import requests",
-      "",
+      ...PY_IMPORTS,
       PY_AUTH,
       "res = requests.post(",
       "    f\"{os.environ['BASE']}/public/v1/webhooks\",",
@@ -242,10 +232,7 @@ export const CODE_SAMPLES: Record<string, CodeSample[]> = {
       "console.log(order.id, order.orderNumber, order.total);",
     ),
     code(
-      "import os",
-      "",
-      "import requests",
-      "",
+      ...PY_IMPORTS,
       "# SANDBOX credentials only; fires the order's webhook events like a real order.",
       PY_AUTH,
       "res = requests.post(",
@@ -280,10 +267,7 @@ export const CODE_SAMPLES: Record<string, CodeSample[]> = {
       "}",
     ),
     code(
-      "import os",
-      "",
-      "import requests",
-      "",
+      ...PY_IMPORTS,
       "# Reads the store's events in commit order from the last sequence processed; keep `after` between runs.",
       PY_AUTH,
       'after = os.environ.get("AFTER", "0")',

@@ -7,9 +7,10 @@ export interface StatementRecorder {
 
 /**
  * Records each statement a pool connection sends, from the moment it is first lent (every statement is one round
- * trip), as its prepared name when it has one, else its text.
+ * trip), as its prepared name when it has one, else its text; `as: "text"` records the text always (to tell
+ * statements apart by what they say).
  */
-export function recordStatements(pool: pg.Pool): StatementRecorder {
+export function recordStatements(pool: pg.Pool, opts: { as?: "name" | "text" } = {}): StatementRecorder {
   let statements: string[] | null = null;
   const wrapped = new WeakSet<pg.PoolClient>();
   pool.on("acquire", (client) => {
@@ -17,7 +18,7 @@ export function recordStatements(pool: pg.Pool): StatementRecorder {
     wrapped.add(client);
     const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => unknown;
     client.query = ((config: unknown, ...rest: unknown[]) => {
-      statements?.push(statementOf(config));
+      statements?.push(statementOf(config, opts.as ?? "name"));
       return query(config, ...rest);
     }) as typeof client.query;
   });
@@ -34,9 +35,9 @@ export function recordStatements(pool: pg.Pool): StatementRecorder {
   };
 }
 
-function statementOf(config: unknown): string {
+function statementOf(config: unknown, as: "name" | "text"): string {
   if (typeof config === "string") return config;
   if (typeof config !== "object" || config === null) return String(config);
-  const named = "name" in config && typeof config.name === "string" ? config.name : null;
+  const named = as === "name" && "name" in config && typeof config.name === "string" ? config.name : null;
   return named ?? ("text" in config ? String(config.text) : String(config));
 }

@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { ADMIN_KEY, createTenant, type Tenant } from "../helpers/tenants.js";
 import { createCustomer, createOrder } from "../helpers/fixtures.js";
 import { createHttpApp, createHttpServer, listen } from "../../src/http/server.js";
+import { recordStatements, type StatementRecorder } from "../helpers/statements.js";
 import { schema } from "../../src/graphql/schema.js";
 
 /**
@@ -21,7 +22,7 @@ let pool: pg.Pool;
 let db: PrismaClient;
 let server: Server;
 let baseUrl: string;
-const statements: string[] = [];
+let recorder: StatementRecorder;
 const orderIds: string[] = [];
 const TREE_STATEMENT = `select json_build_array(o."id"`;
 
@@ -60,14 +61,9 @@ beforeAll(async () => {
     { status: "READY", createdAt: new Date(Date.UTC(2026, 1, 1)), updatedAt: new Date(Date.UTC(2026, 3, 1)) },
   ];
   for (const input of inputs) orderIds.push((await createOrder(app.services.db, tenant.storeId, input)).id);
-  // The façade over a Prisma client whose pool records every statement sent outside a transaction.
+  // The façade over a Prisma client whose pool records every statement it sends.
   pool = new pg.Pool({ connectionString: app.databaseUrl, max: 3 });
-  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-  pool.query = ((...args: unknown[]) => {
-    const first = args[0] as string | { text: string };
-    statements.push(typeof first === "string" ? first : first.text);
-    return query(...args);
-  }) as typeof pool.query;
+  recorder = recordStatements(pool, { as: "text" });
   db = new PrismaClient({ adapter: new PrismaPg(pool) });
   server = createHttpServer(createHttpApp({ ...app.services, db }, schema));
   baseUrl = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`;
@@ -96,15 +92,16 @@ interface Answer {
 }
 
 async function ask(query: string, variables: Record<string, unknown>, token: string): Promise<{ answer: Answer; statements: string[] }> {
-  const from = statements.length;
-  const res = await fetch(`${baseUrl}/graphql`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query, variables }),
+  const { result: answer, statements } = await recorder.during(async () => {
+    const res = await fetch(`${baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query, variables }),
+    });
+    return (await res.json()) as Answer;
   });
-  const answer = (await res.json()) as Answer;
   expect(answer.errors).toBeUndefined();
-  return { answer, statements: statements.slice(from) };
+  return { answer, statements };
 }
 
 /** The same answer without the customers' delivery addresses, which only the Prisma selection asked for. */

@@ -7,10 +7,11 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
 import { createHttpApp, createHttpServer, listen } from "../../src/http/server.js";
+import { recordStatements, type StatementRecorder } from "../helpers/statements.js";
 import { schema } from "../../src/graphql/schema.js";
 
 /**
- * N+1 guard: the API runs over a Prisma client whose pg pool records every SQL statement, and a page of
+ * N+1 guard: the API runs over a Prisma client whose pg pool records every SQL statement (recordStatements), and a page of
  * 1, 5 or 25 rows with all its relations must cost the same number of statements.
  */
 
@@ -20,7 +21,7 @@ let pool: pg.Pool;
 let db: PrismaClient;
 let server: Server;
 let baseUrl: string;
-const statements: string[] = [];
+let recorder: StatementRecorder;
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -44,13 +45,7 @@ beforeAll(async () => {
     });
   }
   pool = new pg.Pool({ connectionString: app.databaseUrl, max: 3 });
-  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-  // The Prisma pg adapter sends every statement outside transactions through pool.query.
-  pool.query = ((...args: unknown[]) => {
-    const first = args[0] as string | { text: string };
-    statements.push(typeof first === "string" ? first : first.text);
-    return query(...args);
-  }) as typeof pool.query;
+  recorder = recordStatements(pool);
   db = new PrismaClient({ adapter: new PrismaPg(pool) });
   server = createHttpServer(createHttpApp({ ...app.services, db }, schema));
   baseUrl = `http://127.0.0.1:${await listen(server, 0, "127.0.0.1")}`;
@@ -65,18 +60,19 @@ afterAll(async () => {
 
 /** Runs one request and returns the SQL statements it cost. */
 async function cost(path: string, init: { graphql?: string } = {}): Promise<{ count: number; body: unknown }> {
-  statements.length = 0;
-  const res = init.graphql
-    ? await fetch(`${baseUrl}/graphql`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${tenant.token}`, "content-type": "application/json" },
-        body: JSON.stringify({ query: init.graphql }),
-      })
-    : await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${tenant.token}` } });
-  const body = (await res.json()) as { errors?: unknown };
-  expect(res.status, JSON.stringify(body)).toBe(200);
-  expect(body.errors).toBeUndefined();
-  return { count: statements.length, body };
+  const { result, statements } = await recorder.during(async () => {
+    const res = init.graphql
+      ? await fetch(`${baseUrl}/graphql`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${tenant.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ query: init.graphql }),
+        })
+      : await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${tenant.token}` } });
+    return { status: res.status, body: (await res.json()) as { errors?: unknown } };
+  });
+  expect(result.status, JSON.stringify(result.body)).toBe(200);
+  expect(result.body.errors).toBeUndefined();
+  return { count: statements.length, body: result.body };
 }
 
 describe("a page costs a constant number of statements, whatever its size", () => {
