@@ -3,18 +3,17 @@ import pg from "pg";
 import { inject } from "vitest";
 import { unpublishedEvents } from "./published-events.js";
 
-const TEMPLATE_DB = "partner_test_template";
-
 /**
  * A fresh, migrated database for one test file, cloned from the template so files run in parallel. Dropping it
  * checks every event it holds against the published webhook schemas (./published-events.ts).
  */
 export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const serverUrl = inject("serverUrl");
+  const templateDb = inject("templateDb");
   const name = `partner_test_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(`create database ${name} template ${TEMPLATE_DB}`);
+  await admin.query(`create database ${name} template ${templateDb}`);
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;

@@ -7,17 +7,17 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/platform
 import { migrate } from "../../src/platform/db/migrate.js";
 import { createLogger } from "../../src/platform/log.js";
 
-export const TEMPLATE_DB = "partner_test_template";
-
 declare module "vitest" {
   export interface ProvidedContext {
     serverUrl: string;
+    templateDb: string;
   }
 }
 
 /**
  * One PostgreSQL for the whole run: TEST_DATABASE_URL's server when set (e.g. the local PostgreSQL 15),
- * otherwise an embedded one in a temporary directory. A migrated template database is cloned per test file.
+ * otherwise an embedded one in a temporary directory. A migrated template database is cloned per test file; its
+ * name is the run's own, so runs sharing one server (two checkouts, say) never drop each other's template.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let embedded: EmbeddedDatabase | null = null;
@@ -30,16 +30,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
     embedded = await startEmbeddedPostgres(dir, createLogger("silent"));
     serverUrl = embedded.url;
   }
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`drop database if exists ${TEMPLATE_DB} with (force)`);
-  await admin.query(`create database ${TEMPLATE_DB}`);
-  await admin.end();
+  const templateDb = `partner_test_template_${process.pid}`;
+  const onServer = async (sql: string) => {
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(sql);
+    } finally {
+      await admin.end();
+    }
+  };
+  await onServer(`drop database if exists ${templateDb} with (force)`);
+  await onServer(`create database ${templateDb}`);
   const templateUrl = new URL(serverUrl);
-  templateUrl.pathname = `/${TEMPLATE_DB}`;
+  templateUrl.pathname = `/${templateDb}`;
   await migrate(templateUrl.toString());
   project.provide("serverUrl", serverUrl);
+  project.provide("templateDb", templateDb);
   return async () => {
+    if (!embedded) await onServer(`drop database if exists ${templateDb} with (force)`);
     if (embedded) await embedded.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   };
