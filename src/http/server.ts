@@ -17,7 +17,7 @@ import { Admission } from "./admission.js";
 import { handleTokenRequest } from "./token.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
-import { declaresTooLarge, requestBody } from "./body.js";
+import { checkJsonDepth, checkJsonMediaType, declaresTooLarge, requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
 import { createDocs } from "./docs.js";
@@ -156,8 +156,15 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         seen.principal = principal;
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
-        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text.
-        if (method === "POST") Object.assign(req, { body: await requestBody(req) });
+        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text, once it is JSON
+        // no deeper than the limit (a GET's variables likewise), so nothing after meets deeper nesting.
+        if (method === "POST") {
+          const body = await requestBody(req);
+          checkJsonMediaType(req, body);
+          checkJsonDepth(body, config.JSON_MAX_DEPTH);
+          Object.assign(req, { body });
+        }
+        for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
         return principal;
       };
       if (!(req.headers.accept ?? "").includes("text/event-stream")) {

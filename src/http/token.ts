@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, invalidRequest } from "../platform/errors.js";
 import { issueToken, type TokenRequest } from "../platform/auth/tokens.js";
 import type { Services } from "../platform/services.js";
-import { parseBody, requestBody } from "./body.js";
+import { FORM_MEDIA_TYPE, mediaType, parseJsonBody, requestBody } from "./body.js";
 import { send } from "./response.js";
 import { isStorableText } from "../platform/input.js";
 
@@ -36,7 +36,9 @@ export interface TokenLimits {
 /** POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. */
 export async function handleTokenRequest(services: Services, req: IncomingMessage, res: ServerResponse, limits: TokenLimits): Promise<void> {
   const raw = await requestBody(req);
-  const parsed = parseBody(req, raw) ?? {};
+  // OAuth 2.0 clients send a form (RFC 6749 §4.4.2); JSON is the published contract's form.
+  const parsed =
+    (mediaType(req) === FORM_MEDIA_TYPE ? Object.fromEntries(new URLSearchParams(raw)) : parseJsonBody(req, raw, services.config.JSON_MAX_DEPTH)) ?? {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed === null) throw invalidRequest("The body must be a JSON object.");
   const body = parsed as TokenRequest;
   const basic = basicCredentials(req.headers.authorization);
