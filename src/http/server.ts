@@ -14,7 +14,7 @@ import { createGraphqlServer } from "./graphql.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "./response.js";
 import { Admission } from "./admission.js";
-import { handleTokenRequest } from "./token.js";
+import { handleTokenRequest, oauthErrorOf, TOKEN_PATH } from "./token.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { checkJsonDepth, checkJsonMediaType, declaresTooLarge, requestBody } from "./body.js";
@@ -134,7 +134,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       only("GET");
       return metrics.handle(req, res, config.METRICS_TOKEN);
     }
-    if (path === "/partner/auth/token") {
+    if (path === TOKEN_PATH) {
       only("POST");
       const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
       return admitted(req, res, () =>
@@ -209,7 +209,13 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     } catch {
       url = new URL("http://localhost/");
     }
-    const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
+    const pctx: ProblemContext = {
+      baseUrl: config.publicBaseUrl,
+      instance: url.pathname,
+      requestId,
+      traceId,
+      ...(url.pathname === TOKEN_PATH ? { oauthErrorOf } : {}),
+    };
     const seen: Caller = {};
     res.on("finish", () => {
       metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
