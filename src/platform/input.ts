@@ -45,22 +45,30 @@ export function unstorableText(value: unknown, path = ""): Violation[] {
 /** `"`, `\`, `[`, `]`, `{`, `}` */
 const [QUOTE, BACKSLASH, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT] = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d];
 
+/** Where the string opened by the quote at `open` closes: the next quote not escaped by an odd run of backslashes. */
+function stringEnd(text: string, open: number): number {
+  for (let end = text.indexOf('"', open + 1); end >= 0; end = text.indexOf('"', end + 1)) {
+    let before = end - 1;
+    while (text.charCodeAt(before) === BACKSLASH) before--;
+    if ((end - 1 - before) % 2 === 0) return end;
+  }
+  return -1;
+}
+
 /**
  * Whether JSON text nests arrays and objects deeper than `max` levels (`[[1]]` is two), by one pass over the
  * characters that stops at the first level too deep: deeper input is refused before a parser (V8's takes about a
- * second over a 1 MiB body of brackets) or a walker meets it. Brackets inside strings do not count; text that is
- * not JSON is left to the parser to refuse.
+ * second over a 1 MiB body of brackets) or a walker meets it. Strings are skipped whole (indexOf), their brackets
+ * uncounted; text that is not JSON is left to the parser to refuse.
  */
 export function nestsDeeperThan(text: string, max: number): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    if (c === QUOTE) {
+      i = stringEnd(text, i);
+      if (i < 0) return false;
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
       if (++depth > max) return true;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
   }

@@ -242,9 +242,11 @@ describe("JSON nested deeper than JSON_MAX_DEPTH (32)", () => {
     expectProblem(deep, 400, "INVALID_REQUEST", "body");
   });
 
-  it("brackets inside strings do not count", async () => {
-    const res = await call(app, "POST", "/public/v1/customers", { token: t.token, body: { name: `Colchete ${"[{".repeat(50)}` } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  it("brackets inside strings do not count, escaped quotes and backslashes included", async () => {
+    for (const name of [`Colchete ${"[{".repeat(50)}`, `Aspas \\" ${"[".repeat(40)} \\\\" ${"{".repeat(40)}`]) {
+      const res = await call(app, "POST", "/public/v1/customers", { token: t.token, body: { name } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
   });
 
   it("the token endpoint refuses it too", async () => {
