@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { ApiError, invalidRequest } from "../platform/errors.js";
+import { nestsDeeperThan } from "../platform/input.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** A refused body is still read and dropped up to this size in all, and for this long, before the 413 goes out. */
@@ -134,21 +135,41 @@ export function mediaType(req: IncomingMessage): string {
   return (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
 }
 
-/** Strict JSON: an empty body is `undefined`; anything unparsable is 400. */
-export function parseJson(raw: string): unknown {
+export const FORM_MEDIA_TYPE = "application/x-www-form-urlencoded";
+
+/** JSON is `application/json` or a `+json` type; a body without a Content-Type is read as JSON too. */
+const isJson = (type: string): boolean => type === "" || type === "application/json" || type.endsWith("+json");
+
+/** JSON nested past the limit, refused naming it; `field` is what the text was sent as (`body`, `variables`). */
+export function checkJsonDepth(raw: string, maxDepth: number, field = "body"): void {
+  if (!nestsDeeperThan(raw, maxDepth)) return;
+  throw invalidRequest(`JSON nested deeper than ${maxDepth} levels (arrays and objects within one another) is not accepted.`, [
+    { field, code: "TOO_DEEP", message: `\`${field}\` nests arrays and objects deeper than ${maxDepth} levels` },
+  ]);
+}
+
+/** Strict JSON no deeper than `maxDepth`: an empty body is `undefined`; anything unparsable is 400. */
+export function parseJson(raw: string, maxDepth: number): unknown {
   if (raw.trim() === "") return undefined;
+  checkJsonDepth(raw, maxDepth);
   try {
     return JSON.parse(raw);
   } catch (e) {
-    throw invalidRequest(`The body is not valid JSON: ${(e as Error).message}`);
+    throw invalidRequest(`The body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
-export function parseBody(req: IncomingMessage, raw: string): unknown {
+/** A body sent where JSON is expected: in another media type it is 415, whatever it holds. */
+export function checkJsonMediaType(req: IncomingMessage, raw: string): void {
   const type = mediaType(req);
-  if (type === "application/x-www-form-urlencoded") return Object.fromEntries(new URLSearchParams(raw));
-  if (raw.trim() !== "" && type !== "" && type !== "application/json" && !type.endsWith("+json")) {
-    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", `Send the body as application/json (got ${type}).`);
-  }
-  return parseJson(raw);
+  if (raw.trim() === "" || isJson(type)) return;
+  // curl -d sends its data as a form unless told otherwise, a new user's usual first request.
+  const hint = type === FORM_MEDIA_TYPE ? " (curl -d sends that unless you add -H 'content-type: application/json')" : "";
+  throw new ApiError("UNSUPPORTED_MEDIA_TYPE", `Send the body as JSON with Content-Type: application/json; it came as ${type}${hint}.`);
+}
+
+/** A request body where JSON is expected (checkJsonMediaType, then parseJson). */
+export function parseJsonBody(req: IncomingMessage, raw: string, maxDepth: number): unknown {
+  checkJsonMediaType(req, raw);
+  return parseJson(raw, maxDepth);
 }

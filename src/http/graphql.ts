@@ -7,7 +7,7 @@ import { apiErrorOf } from "./problem.js";
 import type { Principal } from "../platform/auth/principal.js";
 import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
-import { unstorableOperationText } from "../graphql/input.js";
+import { operationInputViolations } from "../graphql/input.js";
 import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import type { Services } from "../platform/services.js";
 
@@ -72,11 +72,14 @@ function useInvalidRequestCode(): Plugin {
   };
 }
 
-/** An operation carrying a string the database cannot store never runs: it answers INVALID_REQUEST naming it. */
-function useStorableText(log: Services["log"]): Plugin {
+/**
+ * An operation carrying a literal nested deeper than JSON_MAX_DEPTH or a string the database cannot store never
+ * runs: it answers INVALID_REQUEST naming it.
+ */
+function useStorableText(log: Services["log"], maxDepth: number): Plugin {
   return {
     onExecute: ({ args, setResultAndStopExecution }) => {
-      const violations = unstorableOperationText(args.document, args.variableValues);
+      const violations = operationInputViolations(args.document, args.variableValues, maxDepth);
       if (violations.length === 0) return;
       const error = invalidRequest(`The operation failed validation: ${violations.map((v) => v.message).join("; ")}.`, violations);
       setResultAndStopExecution({ errors: [graphqlErrorOf(error, "", log)] });
@@ -120,7 +123,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
     plugins: [
       useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
       ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
-      useStorableText(services.log),
+      useStorableText(services.log, services.config.JSON_MAX_DEPTH),
       useInvalidRequestCode(),
       useSuggestionsForAdminsOnly(),
     ],

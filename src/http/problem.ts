@@ -7,6 +7,8 @@ export interface ProblemContext {
   instance: string;
   requestId: string;
   traceId: string;
+  /** Where problems also carry OAuth 2.0's `error` (the token endpoint, RFC 6749 §5.2): that code for each. */
+  oauthErrorOf?: (e: ApiError) => string;
 }
 
 export interface Problem {
@@ -20,7 +22,22 @@ export interface Problem {
   traceId: string;
   retryable: boolean;
   errors?: unknown[];
+  /** The token endpoint's OAuth 2.0 error code (RFC 6749 §5.2), beside `code`. */
+  error?: string;
 }
+
+/** The realm a 401 names: the one protection space of partner credentials. */
+const REALM = "partner-api";
+
+/**
+ * How to authenticate, on every 401 (RFC 9110 §11.6.1): client credentials at the token endpoint (RFC 6749 §5.2),
+ * a bearer token elsewhere, with RFC 6750's `invalid_token` only when one was sent (§3: none sent, no error code).
+ */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  INVALID_CLIENT: `Basic realm="${REALM}"`,
+  UNAUTHORIZED: "Bearer",
+  INVALID_TOKEN: 'Bearer error="invalid_token"',
+};
 
 /**
  * What a client is told about an error, for REST and GraphQL alike: an ApiError as it is; a database that cannot
@@ -50,7 +67,9 @@ export function toProblem(err: unknown, ctx: ProblemContext): { problem: Problem
     retryable: entry.retryable,
   };
   if (e.violations?.length) problem.errors = e.violations;
-  return { problem, headers: e.headers ?? {} };
+  if (ctx.oauthErrorOf) problem.error = ctx.oauthErrorOf(e);
+  const challenge = CHALLENGES[e.code];
+  return { problem, headers: { ...(challenge ? { "www-authenticate": challenge } : {}), ...e.headers } };
 }
 
 export function sendProblem(res: ServerResponse, err: unknown, ctx: ProblemContext): void {

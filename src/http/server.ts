@@ -14,10 +14,10 @@ import { createGraphqlServer } from "./graphql.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "./response.js";
 import { Admission } from "./admission.js";
-import { handleTokenRequest } from "./token.js";
+import { handleTokenRequest, oauthErrorOf, TOKEN_PATH } from "./token.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
-import { declaresTooLarge, requestBody } from "./body.js";
+import { checkJsonDepth, checkJsonMediaType, declaresTooLarge, requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
 import { createDocs } from "./docs.js";
@@ -134,7 +134,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       only("GET");
       return metrics.handle(req, res, config.METRICS_TOKEN);
     }
-    if (path === "/partner/auth/token") {
+    if (path === TOKEN_PATH) {
       only("POST");
       const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
       return admitted(req, res, () =>
@@ -156,8 +156,15 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         seen.principal = principal;
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
-        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text.
-        if (method === "POST") Object.assign(req, { body: await requestBody(req) });
+        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text, once it is JSON
+        // no deeper than the limit (a GET's variables likewise), so nothing after meets deeper nesting.
+        if (method === "POST") {
+          const body = await requestBody(req);
+          checkJsonMediaType(req, body);
+          checkJsonDepth(body, config.JSON_MAX_DEPTH);
+          Object.assign(req, { body });
+        }
+        for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
         return principal;
       };
       if (!(req.headers.accept ?? "").includes("text/event-stream")) {
@@ -202,7 +209,13 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     } catch {
       url = new URL("http://localhost/");
     }
-    const pctx: ProblemContext = { baseUrl: config.publicBaseUrl, instance: url.pathname, requestId, traceId };
+    const pctx: ProblemContext = {
+      baseUrl: config.publicBaseUrl,
+      instance: url.pathname,
+      requestId,
+      traceId,
+      ...(url.pathname === TOKEN_PATH ? { oauthErrorOf } : {}),
+    };
     const seen: Caller = {};
     res.on("finish", () => {
       metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));

@@ -2,9 +2,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApiError, invalidRequest } from "../platform/errors.js";
 import { issueToken, type TokenRequest } from "../platform/auth/tokens.js";
 import type { Services } from "../platform/services.js";
-import { parseBody, requestBody } from "./body.js";
+import { FORM_MEDIA_TYPE, mediaType, parseJsonBody, requestBody } from "./body.js";
 import { send } from "./response.js";
 import { isStorableText } from "../platform/input.js";
+
+export const TOKEN_PATH = "/partner/auth/token";
 
 /** Client authentication by HTTP Basic (RFC 6749 §2.3.1): both parts are form-urlencoded. */
 function basicCredentials(header: string | undefined): { client_id: string; client_secret: string } | null {
@@ -33,10 +35,40 @@ export interface TokenLimits {
   failed(): Promise<void>;
 }
 
+/** RFC 6749's error codes the token endpoint answers with (§5.2, and §4.1.2.1's for overload and failures). */
+export const OAUTH_ERRORS = [
+  "invalid_request",
+  "invalid_client",
+  "invalid_scope",
+  "unsupported_grant_type",
+  "unauthorized_client",
+  "temporarily_unavailable",
+  "server_error",
+] as const;
+
+export type OAuthError = (typeof OAUTH_ERRORS)[number];
+
+/**
+ * RFC 6749's `error` for a token endpoint problem (§5.2), beside its code: unsupported_grant_type and invalid_scope
+ * from the violation that says so, the others by status. A refused disabled or ungranted Application is
+ * unauthorized_client; overload and failures take the codes §4.1.2.1 defines for them.
+ */
+export function oauthErrorOf(e: ApiError): OAuthError {
+  const codes = new Set(e.violations?.map((v) => v.code));
+  if (codes.has("UNSUPPORTED_GRANT_TYPE")) return "unsupported_grant_type";
+  if (codes.has("INVALID_SCOPE")) return "invalid_scope";
+  if (e.status === 401) return "invalid_client";
+  if (e.status === 403) return "unauthorized_client";
+  if (e.status === 429 || e.status === 503) return "temporarily_unavailable";
+  return e.status >= 500 ? "server_error" : "invalid_request";
+}
+
 /** POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. */
 export async function handleTokenRequest(services: Services, req: IncomingMessage, res: ServerResponse, limits: TokenLimits): Promise<void> {
   const raw = await requestBody(req);
-  const parsed = parseBody(req, raw) ?? {};
+  // OAuth 2.0 clients send a form (RFC 6749 §4.4.2); JSON is the published contract's form.
+  const parsed =
+    (mediaType(req) === FORM_MEDIA_TYPE ? Object.fromEntries(new URLSearchParams(raw)) : parseJsonBody(req, raw, services.config.JSON_MAX_DEPTH)) ?? {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed === null) throw invalidRequest("The body must be a JSON object.");
   const body = parsed as TokenRequest;
   const basic = basicCredentials(req.headers.authorization);

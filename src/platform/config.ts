@@ -139,6 +139,12 @@ const envSchema = z
     METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
     /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */
     METRICS_PORT: port.optional(),
+    /**
+     * Deepest nesting of arrays and objects accepted in a JSON body (REST, the token endpoint, /graphql variables)
+     * and in a GraphQL literal; deeper is 400 before any parsing. Default 32. Capped: what walks accepted input
+     * (idempotency fingerprints, GraphQL argument conversion) may then recurse without nearing the stack's end.
+     */
+    JSON_MAX_DEPTH: positiveInt.max(512, "must be at most 512").default(32),
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
     /** Highest cost of a /graphql operation (src/graphql/limits.ts); a full page of 100 orders costs 48,601. */
     GRAPHQL_MAX_COST: positiveInt.default(50_000),

@@ -46,10 +46,11 @@ export const notFound = (what: string, id: string) =>
   new ApiError("NOT_FOUND", `No ${what} with id ${id} exists for this store. Check the id; resources of other stores are never visible.`);
 export const unprocessable = (detail: string, violations?: Violation[]) => new ApiError("UNPROCESSABLE_ENTITY", detail, violations);
 export const forbidden = (detail: string) => new ApiError("FORBIDDEN", detail);
-export const insufficientScope = (scope: string) =>
+/** `what` is what needs the scope, as the detail's subject. */
+export const insufficientScope = (scope: string, what = "This operation") =>
   new ApiError(
     "INSUFFICIENT_SCOPE",
-    `This operation needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`,
+    `${what} needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`,
   );
 
 /** Overload or a database that cannot serve right now: the client retries after `Retry-After` seconds. */

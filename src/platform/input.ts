@@ -14,20 +14,65 @@ const UNSTORABLE_TEXT = /[\0\u{D800}-\u{DFFF}]/u;
 
 export const isStorableText = (text: string): boolean => !UNSTORABLE_TEXT.test(text);
 
-/** Every string in `value` (object keys included) that cannot be stored, named by its path: `items[3].notes`. */
+const unstorable = (field: string, message: string): Violation => ({ field, code: "INVALID_CHARACTER", message });
+
+/**
+ * Every string in `value` (object keys included) that cannot be stored, named by its path: `items[3].notes`. It
+ * walks with a stack of its own, in document order, so no nesting a client sends reaches the call stack.
+ */
 export function unstorableText(value: unknown, path = ""): Violation[] {
-  const field = path || "body";
-  if (typeof value === "string") {
-    return isStorableText(value) ? [] : [{ field, code: "INVALID_CHARACTER", message: `${field} contains a NUL character or an unpaired surrogate` }];
+  const violations: Violation[] = [];
+  const stack: { item: unknown; at: string; badKey?: true }[] = [{ item: value, at: path }];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const { item, at, badKey } = next;
+    if (badKey) violations.push(unstorable(at, "a field name contains a NUL character or an unpaired surrogate"));
+    else if (typeof item === "string") {
+      if (!isStorableText(item)) violations.push(unstorable(at || "body", `\`${at || "body"}\` contains a NUL character or an unpaired surrogate`));
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push({ item: item[i], at: `${at}[${i}]` });
+    } else if (item !== null && typeof item === "object") {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i];
+        const field = at ? `${at}.${key}` : key;
+        stack.push(isStorableText(key) ? { item: child, at: field } : { item: child, at: field, badKey: true });
+      }
+    }
   }
-  if (Array.isArray(value)) return value.flatMap((item, i) => unstorableText(item, `${path}[${i}]`));
-  if (value === null || typeof value !== "object") return [];
-  return Object.entries(value).flatMap(([key, item]) => {
-    const at = path ? `${path}.${key}` : key;
-    return isStorableText(key)
-      ? unstorableText(item, at)
-      : [{ field: at, code: "INVALID_CHARACTER", message: "a field name contains a NUL character or an unpaired surrogate" }];
-  });
+  return violations;
+}
+
+/** `"`, `\`, `[`, `]`, `{`, `}` */
+const [QUOTE, BACKSLASH, OPEN_ARRAY, CLOSE_ARRAY, OPEN_OBJECT, CLOSE_OBJECT] = [0x22, 0x5c, 0x5b, 0x5d, 0x7b, 0x7d];
+
+/** Where the string opened by the quote at `open` closes: the next quote not escaped by an odd run of backslashes. */
+function stringEnd(text: string, open: number): number {
+  for (let end = text.indexOf('"', open + 1); end >= 0; end = text.indexOf('"', end + 1)) {
+    let before = end - 1;
+    while (text.charCodeAt(before) === BACKSLASH) before--;
+    if ((end - 1 - before) % 2 === 0) return end;
+  }
+  return -1;
+}
+
+/**
+ * Whether JSON text nests arrays and objects deeper than `max` levels (`[[1]]` is two), by one pass over the
+ * characters that stops at the first level too deep: deeper input is refused before a parser (V8's takes about a
+ * second over a 1 MiB body of brackets) or a walker meets it. Strings are skipped whole (indexOf), their brackets
+ * uncounted; text that is not JSON is left to the parser to refuse.
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = stringEnd(text, i);
+      if (i < 0) return false;
+    } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
+  }
+  return false;
 }
 
 export const MIN_YEAR = 1;

@@ -114,7 +114,7 @@ const WRITE_METHODS = new Set<HttpMethod>(["POST", "PUT", "PATCH"]);
 export const acceptsIdempotencyKey = (route: { method: HttpMethod; acceptsIdempotencyKey?: boolean }): boolean =>
   route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** How `variables` reads its input: the router's readers narrow validated values for tsc. */
 export interface InputReaders {

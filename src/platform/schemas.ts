@@ -1,6 +1,6 @@
 import type { JsonSchema } from "./route.js";
 import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "./input.js";
-import { definePath, defineQuery } from "./validate.js";
+import { definePath, defineQuery, PATTERN_RULE } from "./validate.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./schema/pagination.js";
 
 /** JSON Schema building blocks shared by every domain's request schemas (responses come from GraphQL selections). */
@@ -16,6 +16,12 @@ export function nonNull(schema: JsonSchema): JsonSchema {
 }
 
 export const uuid: JsonSchema = { type: "string", format: "uuid" };
+
+/** A `pattern` with the rule it stands for in words, which an error message gives after the field's name. */
+export const matching = (pattern: string, rule: string): JsonSchema => ({ pattern, [PATTERN_RULE]: rule });
+
+/** Text with something in it besides spaces. */
+export const notBlank = matching("\\S", "must not be blank");
 
 export const dateTime: JsonSchema = { type: "string", format: "date-time" };
 

@@ -3,7 +3,7 @@ import { invalidRequest, type Violation } from "./errors.js";
 import { INSTANT_RULE, parseInstant, unstorableText } from "./input.js";
 import { addFormats } from "./ajv-formats.js";
 import { isUuid } from "./uuid.js";
-import type { JsonSchema } from "./route.js";
+import { isRecord, type JsonSchema } from "./route.js";
 
 /**
  * One validator per operation input, used by both doors. An input is declared once as a JSON Schema in its
@@ -15,7 +15,16 @@ import type { JsonSchema } from "./route.js";
 function makeAjv(coerce: boolean): Ajv {
   // multipleOfPrecision: 19.99 / 0.01 is not an integer in binary floating point. discriminator: a `oneOf` told
   // apart by a property (StatusChange) reports the errors of the branch its value picks, not of every branch.
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce, strict: false, useDefaults: true, multipleOfPrecision: 6, discriminator: true });
+  // verbose: an error carries the schema it broke, which holds what its message states (a pattern's rule).
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce,
+    strict: false,
+    useDefaults: true,
+    multipleOfPrecision: 6,
+    discriminator: true,
+    verbose: true,
+  });
   addFormats(ajv);
   // The service's own rules replace ajv-formats' looser ones (which take `urn:uuid:` ids, year 0000, leap seconds).
   ajv.addFormat("uuid", { type: "string", validate: isUuid });
@@ -47,40 +56,144 @@ const CODES: Record<string, string> = {
   multipleOf: "INVALID_VALUE",
 };
 
-/** What a format error asks for, where ajv's "must match format" would not say. */
-const FORMAT_HINTS: Record<string, string> = {
-  "date-time": `must be ${INSTANT_RULE}`,
+/**
+ * The schema keyword that states, in words, what a `pattern` stands for, as a message says it after the field
+ * ("must not be blank"): a regular expression is not an error message.
+ */
+export const PATTERN_RULE = "x-pattern-rule";
+
+/** What a format asks for, after "must be". */
+const FORMAT_RULES: Record<string, string> = {
+  "date-time": INSTANT_RULE,
+  uuid: "a uuid",
+  email: "an email address",
+  uri: "an absolute URL (e.g. https://example.com/hooks)",
 };
 
-/** `items[3].quantity`: the instance path as a client writes it, with a missing property appended. */
+const TYPE_WORDS: Record<string, string> = {
+  string: "a string",
+  integer: "an integer",
+  number: "a number",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+  null: "null",
+};
+
+/** ajv types its params `any`: each is read as what it is, or not at all. */
+function param(e: ErrorObject, name: string): unknown {
+  const params: Record<string, unknown> = e.params;
+  return params[name];
+}
+const text = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+const plural = (n: unknown, one: string, many: string) => `${text(n)} ${n === 1 ? one : many}`;
+
+/** `items[3].quantity`: the instance path as a client writes it, with a missing or unknown property appended. */
 function fieldOf(e: ErrorObject, part: InputPart): string {
   const parts = e.instancePath
     .split("/")
     .filter(Boolean)
     .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
     .join("");
-  const missing = e.keyword === "required" ? `.${(e.params as { missingProperty: string }).missingProperty}` : "";
-  return `${parts}${missing}`.replace(/^\./, "") || part;
+  const named = e.keyword === "required" ? param(e, "missingProperty") : e.keyword === "additionalProperties" ? param(e, "additionalProperty") : undefined;
+  return `${parts}${named === undefined ? "" : `.${text(named)}`}`.replace(/^\./, "") || part;
+}
+
+/** The values a `oneOf` told apart by `tag` takes, from its branches' enums. */
+function branchValues(schema: unknown, tag: string): unknown[] {
+  const branches = isRecord(schema) && Array.isArray(schema.oneOf) ? schema.oneOf : [];
+  return branches.flatMap((branch: unknown) => {
+    const property = isRecord(branch) && isRecord(branch.properties) ? branch.properties[tag] : undefined;
+    return isRecord(property) && Array.isArray(property.enum) ? property.enum : [];
+  });
 }
 
 /**
  * A discriminator's error as the plain keyword it stands for, with its property named as `required` names one:
- * the property missing, not a string, or a value no branch takes.
+ * the property missing, not a string, or a value no branch takes (listing those the branches take).
  */
 function discriminated(e: ErrorObject): ErrorObject {
-  const { error, tag, tagValue } = e.params as { error: "tag" | "mapping"; tag: string; tagValue: unknown };
+  const tag = text(param(e, "tag"));
   const at = { ...e, instancePath: `${e.instancePath}/${tag}` };
-  if (error === "mapping") return { ...at, keyword: "enum", message: "must be equal to one of the allowed values" };
-  if (tagValue === undefined) return { ...e, keyword: "required", params: { missingProperty: tag }, message: `must have required property '${tag}'` };
-  return { ...at, keyword: "type", params: { type: "string" }, message: "must be string" };
+  if (param(e, "error") === "mapping") return { ...at, keyword: "enum", params: { allowedValues: branchValues(e.parentSchema, tag) } };
+  if (param(e, "tagValue") === undefined) return { ...e, keyword: "required", params: { missingProperty: tag } };
+  return { ...at, keyword: "type", params: { type: "string" } };
 }
 
-function messageOf(e: ErrorObject, field: string): string {
-  const hint = e.keyword === "format" ? FORMAT_HINTS[(e.params as { format: string }).format] : undefined;
-  return `${field} ${hint ?? e.message ?? "is invalid"}`;
+/**
+ * What the value breaks, in words, after the field's name: ajv's own messages ("must have required property",
+ * "must NOT have more than 200 characters") are a validator's, not the API's. `orNull` when null is also accepted.
+ */
+function ruleOf(e: ErrorObject, part: InputPart, orNull: boolean): string {
+  const limit = param(e, "limit");
+  switch (e.keyword) {
+    case "required":
+      return "is required";
+    case "type": {
+      const types = text(param(e, "type")).split(",");
+      if (orNull && !types.includes("null")) types.push("null");
+      return `must be ${types.map((t) => TYPE_WORDS[t] ?? t).join(" or ")}`;
+    }
+    case "enum": {
+      const allowed = param(e, "allowedValues");
+      return `must be one of: ${(Array.isArray(allowed) ? allowed : []).map(text).join(", ")}`;
+    }
+    case "const":
+      return `must be ${text(param(e, "allowedValue"))}`;
+    case "format": {
+      const format = text(param(e, "format"));
+      return `must be ${FORMAT_RULES[format] ?? `a valid ${format}`}`;
+    }
+    case "pattern": {
+      const rule = e.parentSchema?.[PATTERN_RULE];
+      return typeof rule === "string" ? rule : "is not in the expected format";
+    }
+    case "minimum":
+      return `must be at least ${text(limit)}`;
+    case "maximum":
+      return `must be at most ${text(limit)}`;
+    case "exclusiveMinimum":
+      return `must be greater than ${text(limit)}`;
+    case "exclusiveMaximum":
+      return `must be less than ${text(limit)}`;
+    case "minLength":
+      return limit === 1 ? "must not be empty" : `must be at least ${plural(limit, "character", "characters")} long`;
+    case "maxLength":
+      return `must be at most ${plural(limit, "character", "characters")} long`;
+    case "minItems":
+      return `must have at least ${plural(limit, "item", "items")}`;
+    case "maxItems":
+      return `must have at most ${plural(limit, "item", "items")}`;
+    case "minProperties": {
+      const properties: unknown = e.parentSchema?.properties;
+      const names = isRecord(properties) ? Object.keys(properties) : [];
+      return limit === 1 && names.length > 0 ? `must set at least one of: ${names.join(", ")}` : `must set at least ${plural(limit, "field", "fields")}`;
+    }
+    case "maxProperties":
+      return `must set at most ${plural(limit, "field", "fields")}`;
+    case "additionalProperties":
+      return `is not a field of this ${SUBJECTS[part]}`;
+    case "multipleOf": {
+      const step = Number(param(e, "multipleOf"));
+      const decimals = -Math.log10(step);
+      return Number.isInteger(decimals) && decimals > 0 ? `must have at most ${decimals} decimals` : `must be a multiple of ${step}`;
+    }
+    case "uniqueItems":
+      return "must not list the same item twice";
+    default:
+      return "is not valid";
+  }
 }
+
+/** What a message calls a part as a whole. */
+const SUBJECTS: Record<InputPart, string> = { path: "path", query: "query", body: "body" };
+
+/** `name` is required; the body must set at least one of: … */
+const subject = (field: string, part: InputPart): string => (field === part ? `the ${SUBJECTS[part]}` : `\`${field}\``);
 
 function violationsOf(errors: ErrorObject[], part: InputPart): Violation[] {
+  // A nullable (`anyOf: [X, { type: "null" }]`) fails its null branch too: that says null is accepted there.
+  const nullable = new Set(errors.filter((e) => e.keyword === "type" && param(e, "type") === "null").map((e) => e.instancePath));
   const seen = new Set<string>();
   const violations: Violation[] = [];
   for (const raw of errors) {
@@ -88,12 +201,19 @@ function violationsOf(errors: ErrorObject[], part: InputPart): Violation[] {
     // `oneOf`/`anyOf`/`if` wrappers repeat what their branches already said, and a nullable's null branch
     // ("must be null") only restates that the value failed the other one.
     if (["oneOf", "anyOf", "if", "not"].includes(e.keyword)) continue;
-    if (e.keyword === "type" && (e.params as { type: unknown }).type === "null") continue;
+    if (e.keyword === "type" && param(e, "type") === "null") continue;
     const field = fieldOf(e, part);
     const key = `${field}:${e.keyword}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    violations.push({ field, code: CODES[e.keyword] ?? e.keyword.toUpperCase(), message: messageOf(e, field) });
+    const violation: Violation = {
+      field,
+      code: CODES[e.keyword] ?? e.keyword.toUpperCase(),
+      message: `${subject(field, part)} ${ruleOf(e, part, nullable.has(e.instancePath))}`,
+    };
+    const allowed = e.keyword === "enum" ? param(e, "allowedValues") : e.keyword === "const" ? [param(e, "allowedValue")] : undefined;
+    if (Array.isArray(allowed)) violation.allowed = allowed;
+    violations.push(violation);
   }
   return violations;
 }
@@ -150,7 +270,10 @@ export const definePath = (properties: Record<string, JsonSchema>): OperationInp
 export const defineQuery = (properties: Record<string, JsonSchema>, required: string[] = []): OperationInput =>
   new OperationInput("query", { type: "object", properties, required, additionalProperties: true });
 
-/** A GraphQL value as JSON carries it: a DateTime as its ISO string; null stays null, as in a JSON body. */
+/**
+ * A GraphQL value as JSON carries it: a DateTime as its ISO string; null stays null, as in a JSON body. Recursive:
+ * input types bound an argument's nesting, and a JSON scalar's was held to JSON_MAX_DEPTH (variables and literals).
+ */
 export function jsonOf(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(jsonOf);

@@ -24,7 +24,10 @@ const ABANDONED_MS = 60_000;
 /** lock_not_available: the claim waited its whole lock_timeout for another transaction holding the key. */
 const LOCK_TIMEOUT = "55P03";
 
-/** Key order does not change a JSON body's meaning, so it must not change its fingerprint. */
+/**
+ * Key order does not change a JSON body's meaning, so it must not change its fingerprint. Recursive: the body was
+ * held to JSON_MAX_DEPTH (at most 512) before it was parsed.
+ */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value && typeof value === "object") {
@@ -152,7 +155,7 @@ export function idempotency(db: Db, opts: { waitMs?: number } = {}): RouteMiddle
     const key = Array.isArray(header) ? header[0] : header;
     if (!KEY_FORMAT.test(key)) {
       throw invalidRequest("Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID v4 is recommended).", [
-        { field: "Idempotency-Key", code: "INVALID_FORMAT", message: "1..255 visible ASCII characters" },
+        { field: "Idempotency-Key", code: "INVALID_FORMAT", message: "`Idempotency-Key` must be 1 to 255 visible ASCII characters" },
       ]);
     }
     const { applicationId, storeId } = input.principal;

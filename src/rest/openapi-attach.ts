@@ -26,6 +26,7 @@ function problemBody(p: ProblemExample, baseUrl: string): Record<string, unknown
     traceId: REQUEST_ID.replace(/-/g, ""),
     retryable,
     ...(p.errors ? { errors: p.errors } : {}),
+    ...(p.error ? { error: p.error } : {}),
   };
 }
 
@@ -58,10 +59,11 @@ function attachToOperation(doc: OpenApiDocument, op: OpenApiOperation, baseUrl: 
 
   const status = String(ERROR_CATALOG[examples.problem.code].status);
   const shared = doc.components.responses[`Problem${status}`];
-  if (!(status in op.responses) || !shared)
-    throw new Error(`${op.operationId}: its example problem ${examples.problem.code} has an undocumented status ${status}`);
-  // A copy of the shared response, so this operation's own error shows on its page.
-  const own = structuredClone(shared);
+  const current = op.responses[status];
+  if (!current || !shared) throw new Error(`${op.operationId}: its example problem ${examples.problem.code} has an undocumented status ${status}`);
+  // A copy of the shared response, so this operation's own error shows on its page; a response of its own (the
+  // token endpoint's) takes the example as it is.
+  const own = "$ref" in current ? structuredClone(shared) : current;
   const problem = media(own, "application/problem+json");
   if (problem) problem.examples = problemExamples(examples.problem, baseUrl);
   op.responses[status] = own;

@@ -2,6 +2,7 @@ import type { ErrorCode } from "../platform/errors.js";
 import type { EventData, EventType } from "../modules/events/types.js";
 import type { TestEventData } from "../modules/webhooks/events.js";
 import { SANDBOX_ADDRESS as ADDRESS } from "../modules/sandbox/scenarios.js";
+import { SANDBOX_EVENT_TYPES } from "../modules/sandbox/fire.js";
 
 /**
  * Example bodies for the OpenAPI document, keyed by operationId: one pizzeria's data throughout (store
@@ -23,6 +24,8 @@ export interface ProblemExample {
   detail: string;
   instance: string;
   errors?: Record<string, unknown>[];
+  /** The token endpoint's OAuth 2.0 error code. */
+  error?: string;
 }
 
 export interface OperationExamples {
@@ -359,7 +362,13 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       tenant_id: STORE_CODE,
       environment: "SANDBOX",
     }),
-    problem: { summary: "Wrong client_secret", code: "INVALID_CLIENT", detail: "Unknown client_id or wrong client_secret.", instance: "/partner/auth/token" },
+    problem: {
+      summary: "Wrong client_secret",
+      code: "INVALID_CLIENT",
+      detail: "Unknown client_id or wrong client_secret.",
+      instance: "/partner/auth/token",
+      error: "invalid_client",
+    },
   },
   getJwks: {
     response: one("The one active signing key", {
@@ -390,9 +399,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "A status that is not a filter value",
       code: "INVALID_REQUEST",
-      detail: "The query parameters failed validation: status must be equal to one of the allowed values.",
+      detail: "The query parameters failed validation: `status` must be one of: PENDING, CONFIRMED, PREPARING, READY, DISPATCHED, DELIVERED, CANCELLED.",
       instance: "/public/v1/orders",
-      errors: [{ field: "status", code: "INVALID_VALUE", message: "status must be equal to one of the allowed values" }],
+      errors: [
+        {
+          field: "status",
+          code: "INVALID_VALUE",
+          message: "`status` must be one of: PENDING, CONFIRMED, PREPARING, READY, DISPATCHED, DELIVERED, CANCELLED",
+          allowed: ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"],
+        },
+      ],
     },
   },
   createOrder: {
@@ -463,9 +479,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "A limit out of range",
       code: "INVALID_REQUEST",
-      detail: "The query parameters failed validation: limit must be <= 100.",
+      detail: "The query parameters failed validation: `limit` must be at most 100.",
       instance: "/public/v1/customers",
-      errors: [{ field: "limit", code: "OUT_OF_RANGE", message: "limit must be <= 100" }],
+      errors: [{ field: "limit", code: "OUT_OF_RANGE", message: "`limit` must be at most 100" }],
     },
   },
   createCustomer: {
@@ -474,9 +490,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "A missing name",
       code: "INVALID_REQUEST",
-      detail: "The request body failed validation: name must have required property 'name'.",
+      detail: "The request body failed validation: `name` is required.",
       instance: "/public/v1/customers",
-      errors: [{ field: "name", code: "REQUIRED", message: "name must have required property 'name'" }],
+      errors: [{ field: "name", code: "REQUIRED", message: "`name` is required" }],
     },
   },
   getCustomerById: {
@@ -516,9 +532,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "A page size of zero",
       code: "INVALID_REQUEST",
-      detail: "The query parameters failed validation: limit must be >= 1.",
+      detail: "The query parameters failed validation: `limit` must be at least 1.",
       instance: "/public/v1/catalog/products",
-      errors: [{ field: "limit", code: "OUT_OF_RANGE", message: "limit must be >= 1" }],
+      errors: [{ field: "limit", code: "OUT_OF_RANGE", message: "`limit` must be at least 1" }],
     },
   },
   getProductById: {
@@ -586,9 +602,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "An event type that does not exist",
       code: "INVALID_REQUEST",
-      detail: "The request body failed validation: type must be equal to one of the allowed values.",
+      detail: `The request body failed validation: \`type\` must be one of: ${SANDBOX_EVENT_TYPES.join(", ")}.`,
       instance: "/public/v1/sandbox/events",
-      errors: [{ field: "type", code: "INVALID_VALUE", message: "type must be equal to one of the allowed values" }],
+      errors: [
+        { field: "type", code: "INVALID_VALUE", message: `\`type\` must be one of: ${SANDBOX_EVENT_TYPES.join(", ")}`, allowed: [...SANDBOX_EVENT_TYPES] },
+      ],
     },
   },
   createWebhookEndpoint: {
@@ -666,7 +684,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       code: "INVALID_REQUEST",
       detail: "since must be before until (or before now when until is omitted).",
       instance: `/public/v1/webhooks/${ENDPOINT_ID}/recover`,
-      errors: [{ field: "since", code: "OUT_OF_RANGE", message: "must be before until" }],
+      errors: [{ field: "since", code: "OUT_OF_RANGE", message: "`since` must be before `until`" }],
     },
   },
   listWebhookDeliveries: {
@@ -674,9 +692,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "A status that is not a delivery status",
       code: "INVALID_REQUEST",
-      detail: "The query parameters failed validation: status must be equal to one of the allowed values.",
+      detail: "The query parameters failed validation: `status` must be one of: PENDING, DELIVERED, FAILED, DEAD_LETTER.",
       instance: "/public/v1/webhooks/deliveries",
-      errors: [{ field: "status", code: "INVALID_VALUE", message: "status must be equal to one of the allowed values" }],
+      errors: [
+        {
+          field: "status",
+          code: "INVALID_VALUE",
+          message: "`status` must be one of: PENDING, DELIVERED, FAILED, DEAD_LETTER",
+          allowed: ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"],
+        },
+      ],
     },
   },
   getWebhookDeliveryById: {
@@ -726,9 +751,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "An after that is not a sequence number",
       code: "INVALID_REQUEST",
-      detail: 'The query parameters failed validation: after must match pattern "^\\d{1,16}$".',
+      detail: "The query parameters failed validation: `after` must be a sequence number (1 to 16 digits).",
       instance: "/public/v1/events",
-      errors: [{ field: "after", code: "INVALID_FORMAT", message: 'after must match pattern "^\\d{1,16}$"' }],
+      errors: [{ field: "after", code: "INVALID_FORMAT", message: "`after` must be a sequence number (1 to 16 digits)" }],
     },
   },
   getEventById: {
@@ -742,9 +767,9 @@ export const STATUS_PROBLEMS: Record<number, ProblemExample> = {
   400: {
     summary: "A body that fails validation",
     code: "INVALID_REQUEST",
-    detail: "The request body failed validation: items[0].quantity must be >= 1.",
+    detail: "The request body failed validation: `items[0].quantity` must be at least 1.",
     instance: "/public/v1/orders",
-    errors: [{ field: "items[0].quantity", code: "OUT_OF_RANGE", message: "items[0].quantity must be >= 1" }],
+    errors: [{ field: "items[0].quantity", code: "OUT_OF_RANGE", message: "`items[0].quantity` must be at least 1" }],
   },
   401: {
     summary: "An expired token",
@@ -770,7 +795,8 @@ export const STATUS_PROBLEMS: Record<number, ProblemExample> = {
   415: {
     summary: "A form body where JSON is expected",
     code: "UNSUPPORTED_MEDIA_TYPE",
-    detail: "Send the body as application/json (got application/x-www-form-urlencoded).",
+    detail:
+      "Send the body as JSON with Content-Type: application/json; it came as application/x-www-form-urlencoded (curl -d sends that unless you add -H 'content-type: application/json').",
     instance: "/public/v1/orders",
   },
   422: {

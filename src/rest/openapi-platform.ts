@@ -5,6 +5,8 @@ import { WEBHOOK_EVENT_COMPONENT } from "../modules/events/schema.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
 import type { JsonSchema } from "../platform/route.js";
+import { STATUS_CODES } from "node:http";
+import { OAUTH_ERRORS } from "../http/token.js";
 
 /**
  * The parts of the OpenAPI document that are not rows of the route table: problem details, shared headers,
@@ -35,9 +37,17 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
     description: "One invalid field. Some codes add context, e.g. INVALID_TRANSITION adds `from` and `to`.",
     required: ["field", "code", "message"],
     properties: {
-      field: { type: "string", description: "Dotted path of the field, e.g. `items[0].quantity`, or `body`" },
-      code: { type: "string", description: "e.g. REQUIRED, INVALID_TYPE, INVALID_FORMAT, OUT_OF_RANGE, INVALID_TRANSITION" },
-      message: { type: "string" },
+      field: { type: "string", description: "Dotted path of the field as it was sent, e.g. `items[0].quantity`, or `body`" },
+      code: {
+        type: "string",
+        description: "e.g. REQUIRED, INVALID_TYPE, INVALID_VALUE, INVALID_FORMAT, OUT_OF_RANGE, TOO_LONG, TOO_DEEP, UNKNOWN_FIELD, INVALID_TRANSITION",
+      },
+      message: { type: "string", description: 'The rule in words, naming the field: "`name` is required", "`items[3].quantity` must be at most 999"' },
+      allowed: {
+        type: "array",
+        items: { type: "string" },
+        description: "Extension to the contract: the values the field takes, when it is an enumeration (INVALID_VALUE) or a scope",
+      },
     },
     additionalProperties: true,
   },
@@ -56,6 +66,12 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
       traceId: { type: "string", description: "Quote it to support" },
       retryable: { type: "boolean", description: "Whether the same request may succeed later (with backoff)" },
       errors: { type: "array", description: "Each violation, when there are any", items: ref("schemas", "Violation") },
+      error: {
+        type: "string",
+        enum: [...OAUTH_ERRORS],
+        description:
+          "Extension to the contract, on token endpoint errors only: OAuth 2.0's error code (RFC 6749 §5.2), what an off-the-shelf OAuth client reads: invalid_request, invalid_client, invalid_scope, unsupported_grant_type; unauthorized_client for a disabled or ungranted Application; temporarily_unavailable (429, 503) and server_error (500)",
+      },
     },
   },
   TokenRequest: {
@@ -71,6 +87,12 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
         description:
           "Extension to the contract: the store code. Required when the Application is granted on several stores (400 without it); 403 FORBIDDEN when the Application holds no active Grant for it.",
       },
+      scope: {
+        type: "string",
+        description:
+          "Extension to the contract: the scopes the token is for, space-separated (RFC 6749 §3.3), among those the Application holds; without it (or blank), all of them. One the Application is not granted is 400 INVALID_REQUEST with `error` invalid_scope.",
+        examples: ["orders:read customers:read"],
+      },
     },
   },
   TokenResponse: {
@@ -80,7 +102,7 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
       access_token: { type: "string", description: "EdDSA-signed JWT with a `kid` (claims iss, aud, sub, tenant_id, environment, scope, jti, iat, exp)" },
       token_type: { type: "string", enum: ["Bearer"], description: "Always `Bearer`; the Authorization scheme is matched case-insensitively" },
       expires_in: { type: "integer", description: "Seconds (default 3600)" },
-      scope: { type: "string", description: "Space-separated scopes granted to the Application" },
+      scope: { type: "string", description: "Space-separated scopes the token carries: those the request's `scope` named, else all the Application holds" },
       tenant_id: { type: "string", description: "The store code the token is for" },
       environment: { type: "string", enum: [...ENVIRONMENTS] },
     },
@@ -124,6 +146,17 @@ export const HEADERS: Record<string, JsonSchema> = {
   XRateLimitRemaining: { description: "Requests left in the current sliding minute, of the tighter limit.", schema: { type: "integer" } },
   XRateLimitReset: { description: "Unix time (seconds) when a request slot frees.", schema: { type: "integer" } },
   RetryAfter: { description: "Seconds to wait before retrying.", required: true, schema: { type: "integer" } },
+  WwwAuthenticateBearer: {
+    description:
+      'How to authenticate (RFC 6750 §3): `Bearer` when no token was sent, `Bearer error="invalid_token"` when the one sent was refused. Extension to the contract.',
+    required: true,
+    schema: { type: "string", enum: ["Bearer", 'Bearer error="invalid_token"'] },
+  },
+  WwwAuthenticateBasic: {
+    description: "How to authenticate at the token endpoint: client credentials, here or in the body (RFC 6749 §5.2). Extension to the contract.",
+    required: true,
+    schema: { type: "string", enum: [`Basic realm="partner-api"`] },
+  },
   IdempotentReplayed: {
     description: "`true` when this is the recorded response of an earlier request with the same Idempotency-Key.",
     schema: { type: "string", enum: ["true"] },
@@ -161,10 +194,10 @@ const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
 };
 
 /** A problem+json response for one status; its description lists the codes that status can carry. */
-export function problemResponse(status: number, reason: string): JsonSchema {
-  const codes = codesWithStatus(status);
+export function problemResponse(status: number, reason: string, codes = codesWithStatus(status)): JsonSchema {
   const listed = codes.map((c) => `\`${c}\`${CODE_NOTES[c] ? ` (${CODE_NOTES[c]})` : ""}`);
   const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
+  if (status === 401) headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticateBearer");
   if (status === 429 || status === 503) headers["Retry-After"] = ref("headers", "RetryAfter");
   // Business errors of a write are recorded under its Idempotency-Key and replayed.
   if ([400, 404, 409, 422].includes(status)) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
@@ -191,6 +224,22 @@ export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
 };
 
 export const problems = (statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), ref("responses", `Problem${s}`)]));
+
+/** Codes of bearer tokens, which the token endpoint never answers with. */
+const BEARER_CODES: ErrorCode[] = ["UNAUTHORIZED", "INVALID_TOKEN", "INSUFFICIENT_SCOPE"];
+
+/** The token endpoint's problems: with OAuth 2.0's `error`, and a 401 challenging for client credentials. */
+function tokenProblems(statuses: number[]): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    statuses.map((status) => {
+      const codes = codesWithStatus(status).filter((c) => !BEARER_CODES.includes(c));
+      const response = problemResponse(status, STATUS_CODES[status] ?? `HTTP ${status}`, codes);
+      const headers = response.headers as Record<string, JsonSchema>;
+      if (status === 401) headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticateBasic");
+      return [String(status), response];
+    }),
+  );
+}
 
 /** Operations served outside the route table; `first` ones precede the route table in the document. */
 export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first: boolean; operation: JsonSchema }[] = [
@@ -222,7 +271,7 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
           },
           content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
         },
-        ...problems([400, 401, 403, 413, 415, 429, 500, 503]),
+        ...tokenProblems([400, 401, 403, 413, 415, 429, 500, 503]),
       },
     },
   },

@@ -39,7 +39,12 @@ not only the token claim). \`/public/v1/sandbox/*\` answers PRODUCTION tokens wi
 
 Every error is \`application/problem+json\` (RFC 9457, schema \`ProblemDetails\`) with a machine
 \`code\` from the \`ErrorCode\` list, \`retryable\`, the \`requestId\` and \`traceId\` to quote to support,
-and \`errors[]\` listing each violation as \`{ field, code, message }\`.
+and \`errors[]\` listing each violation as \`{ field, code, message }\`: the field named as it was sent
+(\`items[3].quantity\`), the message stating the rule in words ("\`items[3].quantity\` must be at most 999"), and,
+for a value outside an enumeration, \`allowed\` listing the values it takes (extension to the contract). Every 401
+carries \`WWW-Authenticate\`: \`Bearer\` when no token was sent, \`Bearer error="invalid_token"\` when the token was
+refused, \`Basic realm="partner-api"\` at the token endpoint, whose errors also carry OAuth 2.0's \`error\`
+(extension to the contract).
 
 ## Decisions
 
@@ -69,8 +74,9 @@ both forms (both order field families, both cursor names); where it left a point
   PREPARING, and reaching DELIVERED emits \`order.delivered\` then \`order.completed\`.
 - **Error shapes.** Problem \`type\` is \`<base_url>/errors/<CODE>\`. Unknown routes are 404 \`NOT_FOUND\`,
   wrong methods 405 with \`Allow\`. A malformed uuid in a path is 400; a well-formed id that does not
-  exist, or belongs to another store, is 404. Bodies over 1 MiB are 413 \`PAYLOAD_TOO_LARGE\`; invalid
-  JSON is 400. \`X-Request-Id\` is accepted when it is a uuid, generated otherwise, and echoed on every
+  exist, or belongs to another store, is 404. Bodies over 1 MiB are 413 \`PAYLOAD_TOO_LARGE\`; a body that
+  is not \`application/json\` (curl's default form type included) is 415 \`UNSUPPORTED_MEDIA_TYPE\`; invalid
+  JSON, and JSON nesting arrays and objects deeper than 32 levels (\`JSON_MAX_DEPTH\`), is 400. \`X-Request-Id\` is accepted when it is a uuid, generated otherwise, and echoed on every
   response. Money is a JSON number with at most two decimals; times are ISO 8601 UTC with milliseconds.
 - **Input the service cannot store.** Every query parameter is single-valued (a list is one
   comma-separated value): a parameter given twice is 400 naming it. Strings may not contain NUL characters
@@ -80,6 +86,9 @@ both forms (both order field families, both cursor names); where it left a point
 - **Token requests.** JSON and \`application/x-www-form-urlencoded\` bodies and HTTP Basic client
   authentication are accepted. An Application granted on several stores must add \`tenant_id\` (the store
   code; otherwise 400); a \`tenant_id\` without an active Grant, or no Grant at all, is 403 \`FORBIDDEN\`.
+  \`scope\` (space-separated) narrows the token to those of the Application's scopes; one it is not granted is
+  400 with \`error\` \`invalid_scope\`. Errors carry OAuth 2.0's \`error\` (\`invalid_request\`,
+  \`invalid_client\`, \`unsupported_grant_type\`, \`invalid_scope\`, …) beside \`code\` (extensions to the contract).
 - **Idempotency.** Every POST, PUT and PATCH accepts \`Idempotency-Key\` (1..255 visible ASCII characters,
   a UUID v4 recommended; otherwise 400). Keys are scoped to (Application, store); the fingerprint is
   method + path + canonical JSON body. The same key with the same request returns the recorded status,
@@ -116,7 +125,8 @@ both forms (both order field families, both cursor names); where it left a point
   \`with_discount\`, \`cancelled\`) creates an order through the real order code path, so registered
   webhooks fire; \`overrides\` (extension to the contract) replaces the scenario's items, customer, notes,
   scheduledFor, delivery fee or discount. Sandbox routes need no scope beyond a valid SANDBOX token
-  (\`x-sandbox-only\`).
+  (\`x-sandbox-only\`), except that firing an event (\`POST /public/v1/sandbox/events\`, an extension) needs the
+  read scope of its type, as receiving it does.
 `.trim();
 
 export const TAG_DESCRIPTIONS: Record<string, string> = {

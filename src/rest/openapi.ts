@@ -62,7 +62,8 @@ export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500, 503];
 export function errorStatuses(route: Route): number[] {
   const statuses = new Set([...COMMON_ERROR_STATUSES, ...(route.errors ?? [])]);
   if (route.pathParams) statuses.add(404); // a well-formed id that is not in this store
-  if (route.body) {
+  // The router reads and parses the body of every POST, PUT and PATCH, even of a route that declares none.
+  if (route.body || (route.method !== "GET" && route.method !== "DELETE")) {
     statuses.add(413);
     statuses.add(415);
   }

@@ -6,7 +6,7 @@ import { createContext } from "../platform/schema/context.js";
 import { operationCallsOut } from "../platform/schema/commands.js";
 import type { Tx } from "../platform/db/prisma.js";
 import type { Services } from "../platform/services.js";
-import { parseBody, requestBody } from "../http/body.js";
+import { parseJsonBody, requestBody } from "../http/body.js";
 import { send } from "../http/response.js";
 import { pickDeclared, queryOf } from "./validate.js";
 import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
@@ -58,7 +58,7 @@ function decodeSegment(name: string, raw: string): string {
     return decodeURIComponent(raw);
   } catch {
     throw invalidRequest(`The path parameter ${name} is not validly percent-encoded.`, [
-      { field: name, code: "INVALID_FORMAT", message: `${name} is not validly percent-encoded` },
+      { field: name, code: "INVALID_FORMAT", message: `\`${name}\` is not validly percent-encoded` },
     ]);
   }
 }
@@ -147,7 +147,7 @@ export class RestRouter {
     const { route } = compiled;
     const principal = this.authorize(route, r.principal);
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
-    const body = rawBody === "" ? undefined : parseBody(r.req, rawBody);
+    const body = rawBody === "" ? undefined : parseJsonBody(r.req, rawBody, this.services.config.JSON_MAX_DEPTH);
     const query = queryOf(r.searchParams);
     // The operation's own inputs, which its GraphQL resolver checks too; here they also coerce query text and fill defaults.
     route.pathParams?.check(params);

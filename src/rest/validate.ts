@@ -16,7 +16,7 @@ export function queryOf(params: URLSearchParams): Record<string, string> {
     const names = [...repeated];
     throw invalidRequest(
       `Each query parameter may be given once (send a list as one comma-separated value); repeated: ${names.join(", ")}.`,
-      names.map((field) => ({ field, code: "REPEATED_PARAMETER", message: `${field} is given more than once` })),
+      names.map((field) => ({ field, code: "REPEATED_PARAMETER", message: `\`${field}\` is given more than once` })),
     );
   }
   // fromEntries defines own properties, so a parameter named __proto__ stays a plain key.
@@ -25,7 +25,7 @@ export function queryOf(params: URLSearchParams): Record<string, string> {
 
 /**
  * Keeps only the fields a body schema declares (recursively through objects, arrays and nullable
- * unions). Unknown fields are ignored rather than refused (a client may send an item's unitPrice, which the
+ * unions, as deep as the schema goes, no deeper). Unknown fields are ignored rather than refused (a client may send an item's unitPrice, which the
  * catalog's price replaces), and they never reach GraphQL, whose input types would reject them.
  */
 export function pickDeclared(value: unknown, schema: JsonSchema): unknown {

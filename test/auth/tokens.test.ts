@@ -129,9 +129,105 @@ describe("token endpoint", () => {
   });
 });
 
+describe("token errors follow OAuth 2.0 (RFC 6749 §5.2)", () => {
+  const token = (body: Record<string, unknown>, headers: Record<string, string> = {}) => call(app, "POST", "/partner/auth/token", { body, headers });
+  const form = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+    call(app, "POST", "/partner/auth/token", {
+      rawBody: new URLSearchParams(fields).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    });
+
+  it("every error carries RFC 6749's `error` beside the problem fields", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read"] });
+    const creds = { grant_type: "client_credentials", client_id: t.clientId, client_secret: t.clientSecret };
+    const cases: [Promise<Awaited<ReturnType<typeof call>>>, number, string, string][] = [
+      [token({ ...creds, client_secret: "nope" }), 401, "INVALID_CLIENT", "invalid_client"],
+      [token({ ...creds, grant_type: "password" }), 400, "INVALID_REQUEST", "unsupported_grant_type"],
+      [token({ grant_type: "client_credentials" }), 400, "INVALID_REQUEST", "invalid_request"],
+      [
+        call(app, "POST", "/partner/auth/token", { rawBody: "{not json", headers: { "content-type": "application/json" } }),
+        400,
+        "INVALID_REQUEST",
+        "invalid_request",
+      ],
+      [
+        call(app, "POST", "/partner/auth/token", { rawBody: JSON.stringify(creds), headers: { "content-type": "text/plain" } }),
+        415,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "invalid_request",
+      ],
+      [token({ ...creds, scope: "orders:write" }), 400, "INVALID_REQUEST", "invalid_scope"],
+    ];
+    for (const [pending, status, code, error] of cases) {
+      const res = await pending;
+      expectProblem(res, status, code);
+      expect(res.body, JSON.stringify(res.body)).toMatchObject({ error });
+    }
+  });
+
+  it("a 401 carries WWW-Authenticate: Basic, whether the client authenticated in the body or with HTTP Basic", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read"] });
+    const inBody = await token({ grant_type: "client_credentials", client_id: t.clientId, client_secret: "nope" });
+    expect(inBody.status).toBe(401);
+    expect(inBody.headers.get("www-authenticate")).toBe('Basic realm="partner-api"');
+    const basic = await form({ grant_type: "client_credentials" }, { authorization: `Basic ${Buffer.from(`${t.clientId}:nope`).toString("base64")}` });
+    expect(basic.status).toBe(401);
+    expect(basic.headers.get("www-authenticate")).toBe('Basic realm="partner-api"');
+    expect(basic.body).toMatchObject({ code: "INVALID_CLIENT", error: "invalid_client" });
+  });
+
+  it("`scope` narrows the token to the scopes asked for, in JSON and in a form; the response says what was granted", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read", "orders:read", "customers:read"] });
+    const creds = { grant_type: "client_credentials", client_id: t.clientId, client_secret: t.clientSecret };
+    const narrowed = await token({ ...creds, scope: "orders:read" });
+    expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);
+    expect(narrowed.body).toMatchObject({ scope: "orders:read" });
+    const access = (narrowed.body as { access_token: string }).access_token;
+    expect(decodeJwt(access).scope).toBe("orders:read");
+    expect((await call(app, "GET", "/public/v1/orders", { token: access })).status).toBe(200);
+    expectProblem(await call(app, "GET", "/public/v1/store", { token: access }), 403, "INSUFFICIENT_SCOPE");
+
+    const two = await form({ ...creds, scope: "customers:read merchant:read" });
+    expect(two.status, JSON.stringify(two.body)).toBe(200);
+    expect(two.body).toMatchObject({ scope: "merchant:read customers:read" });
+    // Without `scope`, every scope the Application holds.
+    expect((await token(creds)).body).toMatchObject({ scope: "merchant:read orders:read customers:read" });
+  });
+
+  it("a scope the Application is not granted, or no scope at all, is 400 invalid_scope naming it; a non-string scope is invalid_request", async () => {
+    const t = await createTenant(app, { scopes: ["merchant:read"] });
+    const creds = { grant_type: "client_credentials", client_id: t.clientId, client_secret: t.clientSecret };
+    for (const scope of ["merchant:read orders:write", "bogus"]) {
+      const res = await token({ ...creds, scope });
+      expectProblem(res, 400, "INVALID_REQUEST");
+      expect(res.body).toMatchObject({ error: "invalid_scope", errors: [{ field: "scope", code: "INVALID_SCOPE", allowed: ["merchant:read"] }] });
+      expect((res.body as { detail: string }).detail).toContain(scope.split(" ").at(-1));
+    }
+    const typed = await token({ ...creds, scope: ["merchant:read"] });
+    expectProblem(typed, 400, "INVALID_REQUEST");
+    expect(typed.body).toMatchObject({ error: "invalid_request", errors: [{ field: "scope" }] });
+  });
+});
+
 describe("the 401/403 matrix", () => {
   it("no token → 401 UNAUTHORIZED", async () => {
     expectProblem(await call(app, "GET", "/public/v1/store"), 401, "UNAUTHORIZED");
+  });
+
+  it('a 401 carries WWW-Authenticate: Bearer, with error="invalid_token" only when a token was sent (REST and /graphql)', async () => {
+    for (const path of ["/public/v1/store", "/graphql"]) {
+      const method = path === "/graphql" ? "POST" : "GET";
+      const body = path === "/graphql" ? { query: "{ store { id } }" } : undefined;
+      const none = await call(app, method, path, { body });
+      expectProblem(none, 401, "UNAUTHORIZED");
+      expect(none.headers.get("www-authenticate"), path).toBe("Bearer");
+      for (const authorization of ["Bearer garbage", "Token abc", "Bearer adm_unknown_key"]) {
+        const bad = await call(app, method, path, { body, headers: { authorization } });
+        expectProblem(bad, 401, "INVALID_TOKEN");
+        expect(bad.headers.get("www-authenticate"), `${path} ${authorization}`).toBe('Bearer error="invalid_token"');
+      }
+    }
+    expect((await call(app, "GET", "/public/v1/store", { token: tenant.token })).headers.get("www-authenticate")).toBeNull();
   });
 
   it("malformed, tampered, alg:none, foreign-signed, unknown kid and expired tokens → 401 INVALID_TOKEN", async () => {

@@ -163,6 +163,21 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       status: 401,
       run: ({ tenant }) => ({ body: { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: "wrong" }, token: null }),
     },
+    {
+      name: "scope narrows the token",
+      run: ({ tenant }) => ({
+        body: { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: tenant.clientSecret, scope: "orders:read catalog:read" },
+        token: null,
+      }),
+    },
+    {
+      name: "a scope the Application is not granted is 400 invalid_scope",
+      status: 400,
+      run: ({ tenant }) => ({
+        body: { grant_type: "client_credentials", client_id: tenant.clientId, client_secret: tenant.clientSecret, scope: "orders:read orders:delete" },
+        token: null,
+      }),
+    },
   ],
   getJwks: [{ name: "the public keys" }],
   getOpenApiDocument: [{ name: "the document itself" }],
@@ -558,6 +573,7 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     ...["order.ready", "customer.updated", "store.updated"].map((type): ContractCase => ({ name: `fires ${type}`, run: () => ({ body: { type } }) })),
     { name: "catalog.updated answers 202 with the pending change", status: 202, run: () => ({ body: { type: "catalog.updated" } }) },
     { name: "a PRODUCTION token is 403", status: 403, run: async (ctx) => ({ token: await productionToken(ctx), body: { type: "order.created" } }) },
+    forbiddenCase("customers:read", { body: { type: "customer.updated" } }),
   ],
   createSandboxOrder: [
     ...["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"].map(
@@ -819,6 +835,7 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     { name: "only order.created, after a sequence", run: () => ({ query: { types: "order.created", after: "1", limit: 2 } }) },
     { name: "a PRODUCTION token reads its own store's feed", run: async (ctx) => ({ token: await productionToken(ctx) }) },
+    { name: "an after above the store's latest sequence is 400", status: 400, run: () => ({ query: { after: "9999999999" } }) },
   ],
   getEventById: [
     {

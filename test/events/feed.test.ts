@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { call, createTenant, getToken, type Tenant } from "../helpers/tenants.js";
+import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
 import { createCatalog, type FixtureProduct } from "../helpers/fixtures.js";
 
@@ -120,6 +120,40 @@ describe("GET /public/v1/events", () => {
     expect((await page(other.token, "")).data).toEqual([]);
   });
 
+  it("refuses a cursor above the store's latest sequence (another store's) with 400 on `after`; the latest itself tails", async () => {
+    const a = await createTenant(app);
+    const b = await createTenant(app);
+    await createCatalog(app.services.db, a.storeId);
+    await createCatalog(app.services.db, b.storeId);
+    const productOf = async (tenant: Tenant) => (await app.services.db.product.findFirstOrThrow({ where: { storeId: tenant.storeId } })).id;
+    const orderIn = async (tenant: Tenant, productId: string) =>
+      expect(
+        (await call(app, "POST", "/public/v1/orders", { token: tenant.token, body: { type: "PICKUP", items: [{ productId, quantity: 1 }] } })).status,
+      ).toBe(201);
+    // A store with no events yet takes 0 only.
+    expect((await call(app, "GET", "/public/v1/events?after=0", { token: a.token })).status).toBe(200);
+    const empty = await call<{ errors: { field: string; code: string }[] }>(app, "GET", "/public/v1/events?after=1", { token: a.token });
+    expect(empty.status, JSON.stringify(empty.body)).toBe(400);
+    expect(empty.body).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "after", code: "INVALID_CURSOR" }] });
+
+    const [pa, pb] = [await productOf(a), await productOf(b)];
+    await orderIn(a, pa);
+    for (let i = 0; i < 4; i++) await orderIn(b, pb);
+    const latestOfB = (await page(b.token, "limit=100")).pagination.nextCursor;
+    const above = await call<{ errors: { field: string }[] }>(app, "GET", `/public/v1/events?after=${latestOfB}`, { token: a.token });
+    expect(above.status, JSON.stringify(above.body)).toBe(400);
+    expect(above.body).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "after", code: "INVALID_CURSOR" }] });
+    const viaGraphql = await graphql(app, "query($after: String) { events(after: $after) { data { eventId } } }", { after: latestOfB }, a.token);
+    expect(viaGraphql.errors?.[0].extensions).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "after", code: "INVALID_CURSOR" }] });
+
+    // The latest sequence is a valid cursor: an empty page that hands it back, then exactly the next event.
+    const latestOfA = (await page(a.token, "limit=100")).pagination.nextCursor;
+    expect(await page(a.token, `after=${latestOfA}`)).toMatchObject({ data: [], pagination: { nextCursor: latestOfA } });
+    await orderIn(a, pa);
+    const next = await page(a.token, `after=${latestOfA}`);
+    expect(next.data.map((e) => e.sequence)).toEqual([Number(latestOfA) + 1]);
+  });
+
   it("answers PRODUCTION tokens too", async () => {
     const prod = await createTenant(app, { environment: "PRODUCTION" });
     const res = await call<FeedPage>(app, "GET", "/public/v1/events", { token: prod.token });
@@ -154,6 +188,9 @@ describe("GET /public/v1/events", () => {
     // Keep reading until the writers are done and one more page comes back empty.
     for (;;) {
       const done = !writing;
+      // Whatever has committed is a cursor the feed takes, even while other writes are committing.
+      const committed = await app.services.db.event.aggregate({ where: { storeId: store.storeId }, _max: { sequence: true } });
+      await page(store.token, `after=${committed._max.sequence ?? 0n}&limit=1`);
       const p = await page(store.token, `after=${cursor}&limit=7`);
       pages++;
       read.push(...p.data);

@@ -203,3 +203,256 @@ describe("the token endpoint and credentials it cannot look up", () => {
     expectProblem(await token({}, { grant_type: "client_credentials", client_id: "abc\u0000", client_secret: "x" }), 401, "INVALID_CLIENT");
   });
 });
+
+/** `depth` arrays nested in one another around `inner`: `[[[inner]]]`. */
+const nested = (depth: number, inner = "1") => `${"[".repeat(depth)}${inner}${"]".repeat(depth)}`;
+
+describe("JSON nested deeper than JSON_MAX_DEPTH (32)", () => {
+  it("a 3,000-deep array anywhere in a REST body → 400 naming the limit, nothing written (with an Idempotency-Key too)", async () => {
+    const before = await counts();
+    for (const [rawBody, headers] of [
+      [nested(3000), {}],
+      [`{"name":"Deep","phone":${nested(3000, '"1"')}}`, {}],
+      [`{"name":"Deep","unknown":${nested(3000)}}`, { "idempotency-key": crypto.randomUUID() }],
+    ] as const) {
+      const res = await call<{ detail: string }>(app, "POST", "/public/v1/customers", {
+        token: t.token,
+        rawBody,
+        headers: { "content-type": "application/json", ...headers },
+      });
+      expectProblem(res, 400, "INVALID_REQUEST", "body");
+      expect(res.body.detail).toMatch(/32 levels/);
+    }
+    expect(await counts()).toEqual(before);
+  });
+
+  it("32 levels are accepted, 33 are not", async () => {
+    // The body object is the first level; an undeclared field is dropped once the body is parsed.
+    const ok = await call(app, "POST", "/public/v1/customers", {
+      token: t.token,
+      rawBody: `{"name":"Thirty Two","x":${nested(31)}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    const deep = await call(app, "POST", "/public/v1/customers", {
+      token: t.token,
+      rawBody: `{"name":"Thirty Three","x":${nested(32)}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expectProblem(deep, 400, "INVALID_REQUEST", "body");
+  });
+
+  it("brackets inside strings do not count, escaped quotes and backslashes included", async () => {
+    for (const name of [`Colchete ${"[{".repeat(50)}`, `Aspas \\" ${"[".repeat(40)} \\\\" ${"{".repeat(40)}`]) {
+      const res = await call(app, "POST", "/public/v1/customers", { token: t.token, body: { name } });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+  });
+
+  it("the token endpoint refuses it too", async () => {
+    const res = await call(app, "POST", "/partner/auth/token", {
+      rawBody: `{"grant_type":"client_credentials","client_id":${nested(3000, '"x"')}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expectProblem(res, 400, "INVALID_REQUEST", "body");
+  });
+
+  it("GraphQL variables in a POST body or a GET query string, and literal arguments → INVALID_REQUEST, nothing written", async () => {
+    const before = await counts();
+    const mutation = "mutation($input: NewCustomerInput!) { createCustomer(input: $input) { id } }";
+    const post = await call<{ detail: string }>(app, "POST", "/graphql", {
+      token: t.token,
+      rawBody: `{"query":${JSON.stringify(mutation)},"variables":{"input":{"name":"Deep","phone":${nested(3000, '"1"')}}}}`,
+      headers: { "content-type": "application/json" },
+    });
+    expectProblem(post, 400, "INVALID_REQUEST", "body");
+    const query = "query($q: String) { customers(search: $q) { data { id } } }";
+    const get = await call(app, "GET", `/graphql?query=${encodeURIComponent(query)}&variables=${encodeURIComponent(`{"q":${nested(1000, '"a"')}}`)}`, {
+      token: t.token,
+      headers: { accept: "application/json" },
+    });
+    expectProblem(get, 400, "INVALID_REQUEST", "variables");
+    const literal = await graphql(app, `mutation { updateStore(id: "${t.storeId}", input: { publicSettings: ${nested(40)} }) { id } }`);
+    expect(literal.errors?.[0].extensions, JSON.stringify(literal)).toMatchObject({ code: "INVALID_REQUEST", errors: [{ field: "input" }] });
+    expect(await counts()).toEqual(before);
+  });
+});
+
+describe("errors speak plainly", () => {
+  it("curl's default form body where JSON is expected → 415 UNSUPPORTED_MEDIA_TYPE, nothing written", async () => {
+    const before = await counts();
+    const form = { "content-type": "application/x-www-form-urlencoded" };
+    const res = await call<{ detail: string }>(app, "POST", "/public/v1/customers", { token: t.token, rawBody: '{"name":"Zed"}', headers: form });
+    expectProblem(res, 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(res.body.detail).toMatch(/application\/json/);
+    expectProblem(await call(app, "POST", "/public/v1/sandbox/seed", { token: t.token, rawBody: "a=1", headers: form }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    const gql = await call(app, "POST", "/graphql", { token: t.token, rawBody: "query=%7B%20store%20%7B%20id%20%7D%20%7D", headers: form });
+    expectProblem(gql, 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(await counts()).toEqual(before);
+  });
+
+  /** The single violation a bad body gets, through REST and through GraphQL with the same input. */
+  async function violation(method: string, path: string, body: unknown) {
+    const res = await call<{ errors: Record<string, unknown>[]; detail: string }>(app, method, path, { token: t.token, body });
+    expectProblem(res, 400, "INVALID_REQUEST");
+    return res.body;
+  }
+
+  const VALIDATOR_WORDING =
+    /must have required property|must be equal to one of the allowed values|must match (pattern|format)|must NOT|must be [<>]=|must be (string|integer|number|boolean|object|array|null)\b/;
+
+  const cases: [string, string, string, () => unknown, Record<string, unknown>][] = [
+    ["required", "POST", "/public/v1/customers", () => ({}), { field: "name", code: "REQUIRED", message: "`name` is required" }],
+    ["type", "POST", "/public/v1/customers", () => ({ name: 5 }), { field: "name", code: "INVALID_TYPE", message: "`name` must be a string" }],
+    [
+      "type, nullable",
+      "POST",
+      "/public/v1/customers",
+      () => ({ name: "Ana", phone: 5 }),
+      { field: "phone", code: "INVALID_TYPE", message: "`phone` must be a string or null" },
+    ],
+    [
+      "enum",
+      "POST",
+      "/public/v1/orders",
+      () => order({ type: "DINE_IN" }),
+      { field: "type", code: "INVALID_VALUE", message: "`type` must be one of: DELIVERY, PICKUP", allowed: ["DELIVERY", "PICKUP"] },
+    ],
+    [
+      "maximum",
+      "POST",
+      "/public/v1/orders",
+      () => order({ items: [{ productId: products[0].id, quantity: 1 }, {}, {}, { productId: products[0].id, quantity: 1000 }] }),
+      { field: "items[3].quantity", code: "OUT_OF_RANGE", message: "`items[3].quantity` must be at most 999" },
+    ],
+    [
+      "minimum",
+      "POST",
+      "/public/v1/orders",
+      () => order({ items: [{ productId: products[0].id, quantity: 0 }] }),
+      { field: "items[0].quantity", message: "`items[0].quantity` must be at least 1" },
+    ],
+    ["minLength", "POST", "/public/v1/customers", () => ({ name: "" }), { field: "name", code: "TOO_SHORT", message: "`name` must not be empty" }],
+    [
+      "maxLength",
+      "POST",
+      "/public/v1/customers",
+      () => ({ name: "x".repeat(201) }),
+      { field: "name", code: "TOO_LONG", message: "`name` must be at most 200 characters long" },
+    ],
+    ["pattern", "POST", "/public/v1/customers", () => ({ name: "   " }), { field: "name", code: "INVALID_FORMAT", message: "`name` must not be blank" }],
+    [
+      "format",
+      "POST",
+      "/public/v1/customers",
+      () => ({ name: "Ana", email: "x" }),
+      { field: "email", code: "INVALID_FORMAT", message: "`email` must be an email address" },
+    ],
+    [
+      "format uuid",
+      "POST",
+      "/public/v1/orders",
+      () => order({ customerId: "x" }),
+      { field: "customerId", code: "INVALID_FORMAT", message: "`customerId` must be a uuid" },
+    ],
+    [
+      "multipleOf",
+      "POST",
+      "/public/v1/orders",
+      () => order({ payments: [{ method: "PIX", value: 1.234 }] }),
+      { field: "payments[0].value", message: "`payments[0].value` must have at most 2 decimals" },
+    ],
+    ["minItems", "POST", "/public/v1/orders", () => order({ items: [] }), { field: "items", code: "TOO_FEW", message: "`items` must have at least 1 item" }],
+    [
+      "maxItems",
+      "POST",
+      "/public/v1/orders",
+      () => order({ items: Array.from({ length: 101 }, () => ({ productId: products[0].id, quantity: 1 })) }),
+      { field: "items", code: "TOO_MANY", message: "`items` must have at most 100 items" },
+    ],
+    [
+      "minProperties",
+      "PATCH",
+      "/public/v1/customers/:customer",
+      () => ({}),
+      { field: "body", message: "the body must set at least one of: name, phone, email" },
+    ],
+    [
+      "additionalProperties",
+      "POST",
+      "/public/v1/webhooks",
+      () => ({ url: "https://93.184.216.34/h", events: ["order.created"], secret: "x" }),
+      { field: "secret", code: "UNKNOWN_FIELD", message: "`secret` is not a field of this body" },
+    ],
+    [
+      "the status change's discriminator: an unknown status",
+      "PATCH",
+      "/public/v1/orders/:order/status",
+      () => ({ status: "LOST" }),
+      {
+        field: "status",
+        code: "INVALID_VALUE",
+        message: "`status` must be one of: PENDING, CONFIRMED, PREPARING, READY, DISPATCHED, DELIVERED, CANCELLED",
+        allowed: ["PENDING", "CONFIRMED", "PREPARING", "READY", "DISPATCHED", "DELIVERED", "CANCELLED"],
+      },
+    ],
+    [
+      "the status change's discriminator: no status",
+      "PATCH",
+      "/public/v1/orders/:order/status",
+      () => ({}),
+      { field: "status", code: "REQUIRED", message: "`status` is required" },
+    ],
+    [
+      "the status change's discriminator: not a string",
+      "PATCH",
+      "/public/v1/orders/:order/status",
+      () => ({ status: 1 }),
+      { field: "status", code: "INVALID_TYPE", message: "`status` must be a string" },
+    ],
+    [
+      "the status change's branch",
+      "PATCH",
+      "/public/v1/orders/:order/status",
+      () => ({ status: "CANCELLED" }),
+      { field: "reason", code: "REQUIRED", message: "`reason` is required" },
+    ],
+  ];
+  for (const [keyword, method, template, body, expected] of cases) {
+    it(`${keyword}: ${JSON.stringify(expected.message)}`, async () => {
+      const path = template.replace(":customer", customerId).replace(":order", orderId);
+      const problem = await violation(method, path, body());
+      const found = problem.errors.find((e) => e.field === expected.field);
+      expect(found, JSON.stringify(problem.errors)).toMatchObject(expected);
+      expect(problem.detail).toContain(String(expected.message));
+      for (const e of problem.errors) expect(String(e.message)).not.toMatch(VALIDATOR_WORDING);
+    });
+  }
+
+  it("query parameters and path parameters speak the same way", async () => {
+    const list = await call<{ errors: Record<string, unknown>[] }>(app, "GET", "/public/v1/orders?status=LOST&limit=101", { token: t.token });
+    expectProblem(list, 400, "INVALID_REQUEST");
+    expect(list.body.errors).toEqual([
+      { field: "limit", code: "OUT_OF_RANGE", message: "`limit` must be at most 100" },
+      expect.objectContaining({ field: "status", code: "INVALID_VALUE", allowed: expect.arrayContaining(["PENDING", "CANCELLED"]) }),
+    ]);
+    const id = await call<{ errors: Record<string, unknown>[] }>(app, "GET", "/public/v1/orders/nope", { token: t.token });
+    expect(id.body.errors).toEqual([{ field: "id", code: "INVALID_FORMAT", message: "`id` must be a uuid" }]);
+    const after = await call<{ errors: Record<string, unknown>[] }>(app, "GET", "/public/v1/events?after=x", { token: t.token });
+    expect(after.body.errors).toEqual([{ field: "after", code: "INVALID_FORMAT", message: "`after` must be a sequence number (1 to 16 digits)" }]);
+  });
+
+  it("GraphQL answers the same violations, allowed values included", async () => {
+    const res = await graphql(app, "mutation($input: CreateOrderInput!) { createOrder(input: $input) { id } }", { input: order({ items: [] }) }, t.token);
+    expect(res.errors?.[0].extensions?.errors).toEqual([{ field: "items", code: "TOO_FEW", message: "`items` must have at least 1 item" }]);
+    const hooks = await graphql(
+      app,
+      "mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { id } }",
+      { input: { url: "https://93.184.216.34/h", events: ["order.exploded"] } },
+      t.token,
+    );
+    expect(hooks.errors?.[0].extensions?.errors).toEqual([
+      expect.objectContaining({ field: "events[0]", code: "INVALID_VALUE", allowed: expect.arrayContaining(["order.created", "*"]) }),
+    ]);
+  });
+});

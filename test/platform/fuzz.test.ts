@@ -69,7 +69,7 @@ const segment = fc.oneof(
   text.map((s) => s.replace(/[/?#\\]/g, "_")),
 );
 
-type Mode = "path" | "query" | "json" | "media" | "schema" | "auth" | "noise" | "hostile" | "graphql";
+type Mode = "path" | "query" | "json" | "deep" | "media" | "schema" | "auth" | "noise" | "hostile" | "graphql";
 
 interface Plan {
   route: Route;
@@ -86,7 +86,7 @@ function planOf(route: Route): Plan {
   const modes: Mode[] = ["auth"];
   if (path) modes.push("path");
   if (query && Object.keys(query.properties).some((k) => ["abc", "-1", "", "x".repeat(300)].some((v) => !query.accepts({ [k]: v })))) modes.push("query");
-  if (hasBody(route)) modes.push("json", "media");
+  if (hasBody(route)) modes.push("json", "deep", "media");
   if (body) modes.push("schema");
   // A read cannot write: it may also go through whole, with noise only.
   if (route.method === "GET") modes.push("noise");
@@ -102,6 +102,19 @@ interface FuzzRequest {
   /** The route's own operation sent to /graphql instead (mode "graphql"). */
   graphql?: { query: string; variables: Record<string, unknown> };
 }
+
+/**
+ * JSON nested past JSON_MAX_DEPTH (32) somewhere: the whole body, or one field of an object, as arrays or objects,
+ * up to 3,000 levels (which overflowed the stack of a recursive walker).
+ */
+const deepJson = fc
+  .record({ depth: fc.oneof(fc.integer({ min: 33, max: 40 }), fc.integer({ min: 41, max: 3000 })), arrays: fc.boolean(), inField: fc.boolean() })
+  .map(({ depth, arrays, inField }) => {
+    const [open, close] = arrays ? ["[", "]"] : ['{"a":', "}"];
+    const value = `${open.repeat(depth)}"x"${close.repeat(depth)}`;
+    // In a field, the object around it is one level more.
+    return inField ? `{"name":${value}}` : value;
+  });
 
 function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
   const { route } = plan;
@@ -150,14 +163,22 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
       headers,
       json: jsonBody,
       invalidJson,
-      media: fc.constantFrom("text/plain", "application/xml", "multipart/form-data; boundary=x", "application/octet-stream"),
+      // curl -d sends application/x-www-form-urlencoded unless told otherwise: JSON in it is still refused.
+      media: fc.constantFrom(
+        "text/plain",
+        "application/xml",
+        "multipart/form-data; boundary=x",
+        "application/octet-stream",
+        "application/x-www-form-urlencoded",
+      ),
+      deep: deepJson,
       token: fc.oneof(
         fc.constant("garbage"),
         fc.constant(""),
         printable.map((s) => `${s}.${s}.${s}`),
       ),
     })
-    .map(({ mode, params: p, query: q, headers: h, json, invalidJson: bad, media, token }): FuzzRequest => {
+    .map(({ mode, params: p, query: q, headers: h, json, invalidJson: bad, media, deep, token }): FuzzRequest => {
       const headersOut: Record<string, string> = { ...h, authorization: mode === "auth" ? `Bearer ${token}` : `Bearer ${tenant.token}` };
       let body: string | undefined = hasBody(route) ? JSON.stringify(json) : undefined;
       if (mode === "json") {
@@ -168,11 +189,14 @@ function requestOf(plan: Plan): fc.Arbitrary<FuzzRequest> {
         body = JSON.stringify(json) || "x";
         headersOut["content-type"] = media;
       }
-      if (mode === "schema") headersOut["content-type"] = "application/json";
-      // Form bodies parse into objects: with no schema to refuse them, such a write could run.
-      if (hasBody(route) && mode !== "media" && headersOut["content-type"] === "application/x-www-form-urlencoded")
+      if (mode === "deep") {
+        body = deep;
         headersOut["content-type"] = "application/json";
-      return { mode, params: p, query: q, headers: headersOut, body };
+      }
+      if (mode === "schema") headersOut["content-type"] = "application/json";
+      // The body is read once the route is matched and the token admitted: its refusals need a well-formed path.
+      const params = mode === "deep" || mode === "media" ? Object.fromEntries(names.map((n) => [n, ids[0]])) : p;
+      return { mode, params, query: q, headers: headersOut, body };
     })
     .filter((r) => {
       if (r.mode === "path") return plan.path !== undefined && !plan.path.accepts(decodedParams(r.params));
@@ -367,6 +391,10 @@ function decodedParams(params: Record<string, string>): Record<string, string> {
   );
 }
 
+/** ajv's own wording, which no message a client reads may carry. */
+const VALIDATOR_WORDING =
+  /must have required property|must be equal to one of the allowed values|must match (pattern|format)|must NOT|must be [<>]=|must be (string|integer|number|boolean|object|array|null)\b|must pass "/;
+
 const LEAKS = /\bat [\w.<>]+ \(|node_modules|prisma|\bSELECT\b|\bINSERT\b|\bUPDATE "|stack/i;
 
 async function send(route: Route, r: FuzzRequest): Promise<{ status: number; type: string; text: string }> {
@@ -408,11 +436,21 @@ describe("fuzzing every route of the route table", () => {
           }
           if (r.mode === "hostile") expect(res.status, says).toBe(400);
           if (r.mode !== "noise") expect(res.status, says).toBeGreaterThanOrEqual(400);
+          if (r.mode === "media") expect(res.status, says).toBe(415);
+          if (r.mode === "deep") expect(res.status, says).toBe(400);
           if (res.status >= 400) {
             expect(res.type).toContain("application/problem+json");
             const problem = JSON.parse(res.text) as Record<string, unknown>;
             expect(problem).toMatchObject({ status: res.status });
             for (const f of ["type", "title", "detail", "code", "instance", "requestId", "traceId"]) expect(typeof problem[f]).toBe("string");
+            if (r.mode === "deep") expect(problem.detail, says).toMatch(/32 levels/);
+            const violations = (problem.errors ?? []) as Record<string, unknown>[];
+            expect(String(problem.detail), says).not.toMatch(VALIDATOR_WORDING);
+            for (const v of violations) {
+              expect(String(v.message), says).not.toMatch(VALIDATOR_WORDING);
+              // A message that lists the values a field takes gives them as data too.
+              if (String(v.message).includes("must be one of")) expect(Array.isArray(v.allowed), says).toBe(true);
+            }
           }
         }),
         { numRuns: 30 },

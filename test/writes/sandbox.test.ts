@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
+import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
+import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
 import { tableCounter } from "../platform/support.js";
 
 let app: TestApp;
@@ -237,7 +238,18 @@ describe("POST /public/v1/sandbox/orders with overrides", () => {
 
 describe("POST /public/v1/sandbox/events", () => {
   type Fired = { eventId: string; eventType: string; sequence: number; tenantId: string; data: Record<string, unknown> };
-  const fire = (type: string, token = t.token) => call<Fired>(app, "POST", "/public/v1/sandbox/events", { token, body: { type } });
+  /** Firing an event needs the read scope of its type, as receiving it does; no write scope. */
+  let reader: string;
+  beforeAll(async () => {
+    const { application, clientSecret } = await createApplication(app.services.db, {
+      name: "Sandbox reader",
+      environment: "SANDBOX",
+      scopes: ["orders:read", "customers:read", "catalog:read", "merchant:read"],
+    });
+    await createGrant(app.services.db, { clientId: application.clientId, storeId: t.storeId });
+    reader = await getToken(app, application.clientId, clientSecret);
+  });
+  const fire = (type: string, token = reader) => call<Fired>(app, "POST", "/public/v1/sandbox/events", { token, body: { type } });
 
   it.each(["order.created", "order.confirmed", "order.preparing", "order.ready", "order.dispatched", "order.delivered", "order.completed", "order.cancelled"])(
     "%s: an order walked through the real lifecycle, emitting every event on the way",
@@ -276,13 +288,50 @@ describe("POST /public/v1/sandbox/events", () => {
 
   it("catalog.updated pauses or resumes a product and answers 202 with the change; the aggregated event follows", async () => {
     const res = await call<{ action: string; itemId: string; itemType: string }>(app, "POST", "/public/v1/sandbox/events", {
-      token: t.token,
+      token: reader,
       body: { type: "catalog.updated" },
     });
     expect(res.status).toBe(202);
     const product = await app.services.db.product.findUniqueOrThrow({ where: { id: res.body.itemId } });
     expect(res.body).toEqual({ itemType: "product", itemId: product.id, action: product.isActive ? "product.activated" : "product.paused" });
     expect(await app.services.db.catalogChange.count({ where: { storeId: t.storeId, itemId: product.id } })).toBeGreaterThan(0);
+  });
+
+  it("a type whose read scope the token lacks is 403 INSUFFICIENT_SCOPE naming it, on both doors, and changes nothing", async () => {
+    await fire("customer.created");
+    const merchantOnly = await createTenant(app, { scopes: ["merchant:read"] });
+    // The same store: a second Application granted on it with merchant:read only.
+    const { application, clientSecret } = await createApplication(app.services.db, {
+      name: "Merchant only",
+      environment: "SANDBOX",
+      scopes: ["merchant:read"],
+    });
+    await createGrant(app.services.db, { clientId: application.clientId, storeId: t.storeId });
+    const token = await getToken(app, application.clientId, clientSecret);
+    const customers = () => app.services.db.customer.findMany({ where: { storeId: t.storeId }, orderBy: { id: "asc" } });
+    const counts = await tableCounter(app);
+    const [before, rows] = [await counts(), await customers()];
+    for (const [type, scope] of [
+      ["customer.updated", "customers:read"],
+      ["customer.created", "customers:read"],
+      ["order.created", "orders:read"],
+      ["order.delivered", "orders:read"],
+      ["catalog.updated", "catalog:read"],
+    ]) {
+      const res = await call<{ code: string; detail: string; data?: unknown }>(app, "POST", "/public/v1/sandbox/events", { token, body: { type } });
+      expect(res.status, `${type}: ${JSON.stringify(res.body)}`).toBe(403);
+      expect(res.body.code).toBe("INSUFFICIENT_SCOPE");
+      expect(res.body.detail).toContain(scope);
+      expect(JSON.stringify(res.body)).not.toMatch(/phone|email/);
+      const gql = await graphql(app, "mutation($type: String!) { sandboxFireEvent(type: $type) { event { data } } }", { type }, token);
+      expect(gql.errors?.[0].extensions?.code, JSON.stringify(gql)).toBe("INSUFFICIENT_SCOPE");
+      expect(gql.data).toBeNull();
+    }
+    expect(await counts()).toEqual(before);
+    expect(await customers()).toEqual(rows);
+    // What the token may read, it may fire.
+    expect((await fire("store.updated", token)).status).toBe(201);
+    expect((await fire("store.updated", merchantOnly.token)).status).toBe(201);
   });
 
   it("an unknown type or an operational one is 400; PRODUCTION tokens get 403", async () => {

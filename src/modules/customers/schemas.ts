@@ -1,5 +1,5 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { cursorParam, limitParam, nullable, shortText, updatedSinceParam } from "../../platform/schemas.js";
+import { cursorParam, limitParam, matching, notBlank, nullable, shortText, updatedSinceParam } from "../../platform/schemas.js";
 import { defineBody, defineQuery } from "../../platform/validate.js";
 import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "./search.js";
 
@@ -7,8 +7,8 @@ export const CustomerInputSchema: JsonSchema = {
   type: "object",
   required: ["name"],
   properties: {
-    name: { ...shortText(200), pattern: "\\S" },
-    phone: nullable({ type: "string", maxLength: 40, pattern: "\\d" }),
+    name: { ...shortText(200), ...notBlank },
+    phone: nullable({ type: "string", maxLength: 40, ...matching("\\d", "must contain a digit") }),
     email: nullable({ type: "string", format: "email", maxLength: 254 }),
   },
 };

@@ -1,6 +1,7 @@
 import type { Db, Tx } from "../../platform/db/prisma.js";
 import type { Notifications } from "../../platform/db/notifications.js";
 import type { Envelope } from "../webhooks/message.js";
+import { invalidRequest } from "../../platform/errors.js";
 
 /** One event as every reader gets it: exactly the webhook body (the feed, storeEvents and deliveries share it). */
 export type FeedEnvelope = Envelope;
@@ -29,10 +30,27 @@ export interface FeedPage {
 }
 
 /**
+ * Refuses a cursor past the store's latest sequence (another store's, or made up): its reader would see nothing
+ * until the store caught up, then miss the events in between. The latest is the committed `StoreEventSequence`
+ * row, which an event's transaction advances and commits with it: every sequence a reader was ever handed, the
+ * latest included, is at most that, even while other writes are committing, so no valid cursor is refused.
+ */
+export async function checkCursor(db: Tx, storeId: string, after: bigint): Promise<void> {
+  if (after === 0n) return;
+  const latest = await lastSequence(db, storeId);
+  if (after <= latest) return;
+  throw invalidRequest(
+    `after is ${after}, past this store's latest event (sequence ${latest}). Pass pagination.nextCursor as it came, or the sequence of an event read.`,
+    [{ field: "after", code: "INVALID_CURSOR", message: `\`after\` is past this store's latest event (sequence ${latest})` }],
+  );
+}
+
+/**
  * One page of the feed. Unlike the other lists the cursor is never null: on the last page it is the last event's
  * sequence (or `after` when the page is empty), so a reader tails the feed by passing it back.
  */
 export async function feedPage(db: Tx, storeId: string, opts: { after: bigint; types: readonly string[]; limit: number }): Promise<FeedPage> {
+  await checkCursor(db, storeId, opts.after);
   const rows = await readEvents(db, storeId, { ...opts, limit: opts.limit + 1 });
   const hasMore = rows.length > opts.limit;
   const data = hasMore ? rows.slice(0, opts.limit) : rows;

@@ -5,7 +5,7 @@ import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { EVENT_SCOPES, EVENT_TYPES } from "./types.js";
 import { WEBHOOK_EVENT_SCHEMA } from "./schema.js";
 import { OPERATIONAL_EVENT_TYPES } from "../webhooks/events.js";
-import { type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
+import { checkCursor, type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
@@ -44,7 +44,10 @@ async function storeToFollow(ctx: Context, storeId: string | null | undefined): 
     if (storeId != null && storeId !== principal.storeId) throw new ApiError("NOT_FOUND", `No store ${storeId}.`);
     return principal.storeId;
   }
-  if (storeId == null) throw invalidRequest("storeId is required for administrators.", [{ field: "storeId", code: "REQUIRED", message: "required" }]);
+  if (storeId == null)
+    throw invalidRequest("storeId is required for administrators.", [
+      { field: "storeId", code: "REQUIRED", message: "`storeId` is required for administrators" },
+    ]);
   const store = await ctx.db.store.findUnique({ where: { id: storeId }, select: { id: true } });
   if (!store) throw new ApiError("NOT_FOUND", `No store ${storeId}.`);
   return store.id;
@@ -84,6 +87,7 @@ builder.subscriptionField("storeEvents", (t) =>
       const types = typesToFollow(ctx, args.types);
       const after = args.after == null ? null : BigInt(args.after);
       const { db, storeEvents } = ctx.services;
+      if (after !== null) await checkCursor(db, storeId, after);
       // A Repeater, not the generator itself: its stop fires when the client goes away, even while the
       // generator waits for the next event, and aborting that wait ends the generator.
       return new Repeater<FeedEnvelope>(async (push, stop) => {

@@ -22,7 +22,8 @@ export const eventRoutes = [
     description:
       "The store's events, oldest first, as webhooks deliver them (same eventId), each with its `sequence`: per store, strictly " +
       "increasing in commit order. Pass `pagination.nextCursor` back as `after` to read on; it is never null (on the last page it " +
-      "is the last sequence read, so polling with it returns only newer events). Each event type needs its read scope " +
+      "is the last sequence read, so polling with it returns only newer events). An `after` above the store's latest sequence " +
+      "(another store's, say) is 400 INVALID_REQUEST on `after`, so a reader never waits on a cursor the store has not reached. Each event type needs its read scope " +
       "(orders:read for order.*, …); types the token lacks are left out. Events are kept EVENT_RETENTION_DAYS days.",
     scope: null,
     query: listEventsInput,

@@ -1,5 +1,5 @@
 import type { JsonSchema } from "../../platform/route.js";
-import { amount, cursorParam, dateTime, limitParam, nullable, shortText, updatedSinceParam, uuid } from "../../platform/schemas.js";
+import { amount, cursorParam, dateTime, limitParam, notBlank, nullable, shortText, updatedSinceParam, uuid } from "../../platform/schemas.js";
 import { defineBody, defineQuery } from "../../platform/validate.js";
 import { MAX_YEAR, MIN_YEAR } from "../../platform/input.js";
 import { AddressInputSchema } from "../store/schemas.js";
@@ -62,7 +62,7 @@ export const OrderCancellationSchema: JsonSchema = {
   type: "object",
   description: "Cancels the order: a reason is required.",
   required: ["status", "reason"],
-  properties: { status: { type: "string", enum: ["CANCELLED"] }, reason: { ...reason("Why the order is cancelled; not blank"), pattern: "\\S" } },
+  properties: { status: { type: "string", enum: ["CANCELLED"] }, reason: { ...reason("Why the order is cancelled; not blank"), ...notBlank } },
 };
 
 export const OrderStatusAdvanceSchema: JsonSchema = {

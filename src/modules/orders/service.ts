@@ -63,17 +63,17 @@ function deliveryFeeCents(publicSettings: Prisma.JsonValue): number {
 export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string; totalCents: number }> {
   if (input.customerId && input.customer) {
     throw invalidRequest("Send customerId or customer, not both.", [
-      { field: "customer", code: "CONFLICTING_FIELDS", message: "send customerId or customer, not both" },
+      { field: "customer", code: "CONFLICTING_FIELDS", message: "`customerId` and `customer` cannot both be sent" },
     ]);
   }
   if (input.type === "DELIVERY" && !input.deliveryAddress) {
     throw invalidRequest("A DELIVERY order needs a deliveryAddress.", [
-      { field: "deliveryAddress", code: "REQUIRED", message: "required for DELIVERY orders" },
+      { field: "deliveryAddress", code: "REQUIRED", message: "`deliveryAddress` is required for DELIVERY orders" },
     ]);
   }
   if (input.type === "PICKUP" && input.deliveryAddress) {
     throw invalidRequest("A PICKUP order has no deliveryAddress.", [
-      { field: "deliveryAddress", code: "NOT_ALLOWED", message: "only DELIVERY orders have one" },
+      { field: "deliveryAddress", code: "NOT_ALLOWED", message: "`deliveryAddress` is only for DELIVERY orders" },
     ]);
   }
 
@@ -149,7 +149,11 @@ export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Pro
   }
   const payments = (input.payments ?? []).map((p, i) => {
     if (p.changeFor != null && (p.method !== "CASH" || toCents(p.changeFor) < toCents(p.value))) {
-      violations.push({ field: `payments[${i}].changeFor`, code: "INVALID_CHANGE", message: "changeFor is for CASH payments and must be at least the value" });
+      violations.push({
+        field: `payments[${i}].changeFor`,
+        code: "INVALID_CHANGE",
+        message: `\`payments[${i}].changeFor\` is for CASH payments and must be at least the value`,
+      });
     }
     return {
       method: p.method,

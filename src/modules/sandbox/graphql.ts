@@ -9,8 +9,10 @@ import { StoreEvent } from "../events/graphql.js";
 import { type FiredEvent, fireSandboxEvent, isSandboxEventType } from "./fire.js";
 import type { CatalogUpdated } from "../catalog/events.js";
 import { jsonArgs } from "../../platform/validate.js";
+import { insufficientScope } from "../../platform/errors.js";
+import { EVENT_SCOPES } from "../events/types.js";
 
-/** Sandbox tooling: any valid SANDBOX token, no scope needed. */
+/** Sandbox tooling: any valid SANDBOX token, no write scope needed; firing an event needs the read scope of its type. */
 
 export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
   values: Object.fromEntries(SCENARIOS.map((s) => [s.toUpperCase(), { value: s }])) as Record<
@@ -60,15 +62,19 @@ const FiredEventRef = builder.objectRef<FiredEvent>("SandboxFiredEvent").impleme
 builder.mutationFields((t) => ({
   sandboxFireEvent: t.field({
     type: FiredEventRef,
-    description: "Fires an event of any subscribable type on the sandbox store through the real code path, so webhooks fire.",
+    description:
+      "Fires an event of any subscribable type on the sandbox store through the real code path, so webhooks fire. Needs the read scope of the type (the one receiving it needs): otherwise INSUFFICIENT_SCOPE.",
     authScopes: { sandbox: true },
     args: { type: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => {
-      const { storeId } = tenantOf(ctx);
+      const { storeId, scopes } = tenantOf(ctx);
       sandboxEventInput.check({ type: args.type });
       // The check above admits only event types; this narrows the string for tsc.
       if (!isSandboxEventType(args.type)) throw new Error(`unchecked event type ${args.type}`);
       const type = args.type;
+      // What a token could not receive it may not fire: the event carries what that scope guards (a customer's contacts).
+      const scope = EVENT_SCOPES[type];
+      if (!scopes.has(scope)) throw insufficientScope(scope, `Firing ${type}`);
       return runCommand(ctx, (tx) => fireSandboxEvent(tx, storeId, type, ctx.services.config.CATALOG_EVENT_WINDOW_MS), { timeout: LONGEST_COMMAND_MS });
     },
   }),

@@ -19,7 +19,7 @@ const SCENARIO_VALUES = {
   cancelled: "CANCELLED",
 } as const satisfies Record<Scenario, Uppercase<Scenario>>;
 
-/** SANDBOX tokens only, no scope needed, so partners test without write scopes. */
+/** SANDBOX tokens only, no write scope needed, so partners test without write scopes (firing an event needs its read scope). */
 export const sandboxRoutes = [
   defineRoute({
     operationId: "seedSandbox",
@@ -75,7 +75,9 @@ export const sandboxRoutes = [
       "Makes the change that emits `type` through the real code path on the sandbox store, so registered webhooks and the feed " +
       "see it: store.updated changes the store's phone; customer.created creates a customer, customer.updated changes one; " +
       "order.* creates a DELIVERY order and moves it through the statuses needed, emitting the intermediate events too; " +
-      "catalog.updated pauses or resumes a product. Answers 201 with the event, except catalog.updated, which is aggregated " +
+      "catalog.updated pauses or resumes a product. Firing a type needs its read scope, the one receiving it needs (customers:read " +
+      "for customer.*, orders:read for order.*, catalog:read, merchant:read for store.updated): otherwise 403 INSUFFICIENT_SCOPE naming it, " +
+      "and nothing changes. Answers 201 with the event, except catalog.updated, which is aggregated " +
       "over a window (CATALOG_EVENT_WINDOW_MS): 202 with the change `{ action, itemId, itemType }` that will produce it.",
     scope: null,
     sandboxOnly: true,

@@ -81,7 +81,7 @@ function storeWhere(ctx: Context, args: { id?: string | null; code?: string | nu
   if (ctx.principal.kind === "partner") return { AND: [{ id: ctx.principal.storeId }, named] };
   if (!args.id && !args.code) {
     throw invalidRequest("An administrator names the store: pass its id or its code (the stores field lists them).", [
-      { field: "id", code: "REQUIRED", message: "id or code is required" },
+      { field: "id", code: "REQUIRED", message: "`id` or `code` is required" },
     ]);
   }
   return named;

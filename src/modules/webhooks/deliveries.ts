@@ -80,7 +80,7 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
   const unique = [...new Set(ids)];
   if (unique.length === 0 || unique.length > MAX_REPLAY_BATCH) {
     throw invalidRequest(`Replay 1 to ${MAX_REPLAY_BATCH} deliveries at a time.`, [
-      { field: "ids", code: "OUT_OF_RANGE", message: `1 to ${MAX_REPLAY_BATCH} ids` },
+      { field: "ids", code: "OUT_OF_RANGE", message: `\`ids\` must hold 1 to ${MAX_REPLAY_BATCH} ids` },
     ]);
   }
   const found = await tx.webhookDelivery.findMany({

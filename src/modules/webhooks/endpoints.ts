@@ -93,7 +93,9 @@ export async function deleteEndpoint(db: Tx, owner: Owner, id: string): Promise<
 function subscription(asked: readonly string[], holds: (scope: Scope) => boolean): string[] {
   if (asked.includes(ALL_EVENTS)) {
     if (asked.some((e) => e !== ALL_EVENTS)) {
-      throw invalidRequest('"*" subscribes to every event type: send it alone.', [{ field: "events", code: "INVALID_VALUE", message: '"*" must be alone' }]);
+      throw invalidRequest('"*" subscribes to every event type: send it alone.', [
+        { field: "events", code: "INVALID_VALUE", message: '`events` must hold "*" alone' },
+      ]);
     }
     return [ALL_EVENTS];
   }

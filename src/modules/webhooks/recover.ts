@@ -17,7 +17,7 @@ export async function requestRecovery(tx: Tx, owner: Owner, endpointId: string, 
   const until = window.until ?? new Date();
   if (window.since.getTime() >= until.getTime()) {
     throw invalidRequest("since must be before until (or before now when until is omitted).", [
-      { field: "since", code: "OUT_OF_RANGE", message: "must be before until" },
+      { field: "since", code: "OUT_OF_RANGE", message: "`since` must be before `until`" },
     ]);
   }
   const endpoint = await tx.webhookEndpoint.findFirst({ where: { id: endpointId, ...ownerWhere(owner) }, select: { id: true, status: true } });

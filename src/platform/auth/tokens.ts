@@ -14,6 +14,8 @@ export interface TokenRequest {
   client_id?: unknown;
   client_secret?: unknown;
   tenant_id?: unknown;
+  /** Space-separated scopes the token is for, among the Application's (RFC 6749 §3.3); all of them without it. */
+  scope?: unknown;
 }
 
 export interface TokenResponse {
@@ -36,21 +38,24 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
   if (missing.length > 0) {
     throw invalidRequest(
       `Missing or non-string field(s): ${missing.join(", ")}.`,
-      missing.map((field) => ({ field, code: "REQUIRED", message: `${field} is required and must be a string` })),
+      missing.map((field) => ({ field, code: "REQUIRED", message: `\`${field}\` is required, as a non-empty string` })),
     );
   }
   if (req.grant_type !== "client_credentials") {
     throw invalidRequest('Only grant_type "client_credentials" is supported.', [
-      { field: "grant_type", code: "UNSUPPORTED_GRANT_TYPE", message: 'use "client_credentials"' },
+      { field: "grant_type", code: "UNSUPPORTED_GRANT_TYPE", message: "`grant_type` must be client_credentials", allowed: ["client_credentials"] },
     ]);
   }
-  if (req.tenant_id !== undefined && typeof req.tenant_id !== "string") {
-    throw invalidRequest("tenant_id must be a string.", [{ field: "tenant_id", code: "INVALID_TYPE", message: "must be a string" }]);
+  for (const field of ["tenant_id", "scope"] as const) {
+    if (req[field] !== undefined && typeof req[field] !== "string") {
+      throw invalidRequest(`${field} must be a string.`, [{ field, code: "INVALID_TYPE", message: `\`${field}\` must be a string` }]);
+    }
   }
   const app = await db.application.findUnique({ where: { clientId: req.client_id as string } });
   const ok = await verifySecret(req.client_secret as string, app?.clientSecretHash ?? null);
   if (!app || !ok) throw new ApiError("INVALID_CLIENT", "Unknown client_id or wrong client_secret.");
   if (app.status !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
+  const scopes = grantedScopes(app.scopes, req.scope);
 
   const grants = await db.grant.findMany({
     where: issuableGrants(app),
@@ -66,11 +71,16 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
     throw forbidden("This Application holds no active grant on any store. A store must grant it access first.");
   } else {
     throw invalidRequest("This Application is granted on several stores: add tenant_id to choose one.", [
-      { field: "tenant_id", code: "REQUIRED", message: `one of: ${grants.map((g) => g.store.code).join(", ")}` },
+      {
+        field: "tenant_id",
+        code: "REQUIRED",
+        message: `\`tenant_id\` is required: one of ${grants.map((g) => g.store.code).join(", ")}`,
+        allowed: grants.map((g) => g.store.code),
+      },
     ]);
   }
 
-  const scope = app.scopes.join(" ");
+  const scope = scopes.join(" ");
   const { kid, key } = keys.signingKey();
   const access_token = await new SignJWT({ tenant_id: grant.store.code, environment: app.environment, scope })
     .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: "at+jwt" })
@@ -89,6 +99,24 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
     tenant_id: grant.store.code,
     environment: app.environment,
   };
+}
+
+/**
+ * The scopes a token is issued with: those the request's `scope` names (space-separated; blank is none named), in
+ * the Application's order, or all the Application holds. Naming one it does not hold is 400 invalid_scope, listing
+ * what it may ask for.
+ */
+function grantedScopes(held: readonly string[], asked: unknown): string[] {
+  const named = typeof asked === "string" ? asked.split(" ").filter((s) => s !== "") : [];
+  if (named.length === 0) return [...held];
+  const refused = [...new Set(named.filter((s) => !held.includes(s)))];
+  if (refused.length > 0) {
+    const may = held.length > 0 ? `it may ask for ${held.join(", ")}` : "it holds no scope";
+    throw invalidRequest(`This Application is not granted ${refused.join(", ")}: ${may}.`, [
+      { field: "scope", code: "INVALID_SCOPE", message: `\`scope\` names scopes this Application is not granted: ${refused.join(", ")}`, allowed: [...held] },
+    ]);
+  }
+  return held.filter((s) => named.includes(s));
 }
 
 /**

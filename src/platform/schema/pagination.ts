@@ -67,7 +67,7 @@ export async function paginate<T extends { id: string }>(opts: {
     const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
     if (!row) {
       throw invalidRequest("The cursor is not one this list returned. Pass pagination.nextCursor from the previous page unchanged.", [
-        { field: "cursor", code: "INVALID_CURSOR", message: "unknown cursor" },
+        { field: "cursor", code: "INVALID_CURSOR", message: "`cursor` is not one this list returned" },
       ]);
     }
     after = afterCursor(opts.sort, row);
