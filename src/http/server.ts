@@ -14,7 +14,8 @@ import { createGraphqlServer } from "./graphql.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "./response.js";
 import { Admission } from "./admission.js";
-import { handleTokenRequest } from "./token.js";
+import { handlePortalLinkExchange, handleTokenRequest } from "./token.js";
+import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { declaresTooLarge, requestBody } from "./body.js";
@@ -145,6 +146,21 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
           },
           failed: () => limits.tokenFailed(address),
         }),
+      );
+    }
+    if (path === PORTAL_LINK_EXCHANGE_PATH) {
+      only("POST");
+      const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
+      return admitted(req, res, () =>
+        handlePortalLinkExchange(
+          services,
+          req,
+          res,
+          { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
+          (clientId) => {
+            seen.tokenClientId = clientId;
+          },
+        ),
       );
     }
     if (path === "/graphql") {
