@@ -238,6 +238,7 @@ const ENDPOINT = {
   lastSuccessAt: "2025-03-01T18:30:01.152Z",
   failureCount: 0,
   disabledReason: null,
+  deliveriesLast24h: { delivered: 41, failed: 1, pending: 0, successRate: 0.9762 },
 };
 
 const DELIVERY = {
