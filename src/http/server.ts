@@ -22,6 +22,7 @@ import { declaresTooLarge, requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
 import { createDocs } from "./docs.js";
+import { createPortal } from "./portal.js";
 import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
 
@@ -77,6 +78,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
   const yoga = createGraphqlServer(services, schema);
   const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
+  const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
   metrics.watchAttempts(services);
@@ -194,6 +196,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       return;
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
+    if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
       return admitted(req, res, async () => {
