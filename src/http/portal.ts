@@ -47,7 +47,8 @@ function frameOptions(frameAncestors: string): string | null {
   return null;
 }
 
-export function createPortal(frameAncestors: string): Portal {
+/** `dir` is the build to serve (dist/portal; tests name another). */
+export function createPortal(frameAncestors: string, dir = BUILT): Portal {
   const policy = portalPolicy(frameAncestors);
   const framing = frameOptions(frameAncestors);
   // Read once each: the build does not change under a running process.
@@ -55,7 +56,7 @@ export function createPortal(frameAncestors: string): Portal {
   const read = (name: string) => {
     let file = files.get(name);
     if (!file) {
-      file = readFile(`${BUILT}${name}`);
+      file = readFile(`${dir}${name}`);
       files.set(name, file);
       file.catch(() => files.delete(name));
     }

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { loadConfig } from "../../src/platform/config.js";
-import { portalPolicy } from "../../src/http/portal.js";
+import { createPortal, portalPolicy } from "../../src/http/portal.js";
+import { ServerResponse, IncomingMessage } from "node:http";
+import { Socket } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 /** PORTAL_FRAME_ANCESTORS: who may frame the portal, in its CSP and, where it can say it, X-Frame-Options. */
 
@@ -13,6 +18,19 @@ describe("PORTAL_FRAME_ANCESTORS", () => {
     );
     for (const bad of ["https://a.example.com; script-src *", "'none' https://a.example.com", "*", "javascript:alert(1)", "https://a.example.com/path"]) {
       expect(() => loadConfig({ PORTAL_FRAME_ANCESTORS: bad }), bad).toThrow(/PORTAL_FRAME_ANCESTORS/);
+    }
+  });
+
+  it("a process without the build answers 503 saying how to build it, not 500", async () => {
+    const empty = await mkdtemp(join(tmpdir(), "no-portal-"));
+    try {
+      const res = new ServerResponse(new IncomingMessage(new Socket()));
+      await expect(createPortal("'none'", `${empty}/`).handle("GET", "/portal", res)).rejects.toMatchObject({
+        code: "SERVICE_UNAVAILABLE",
+        detail: expect.stringContaining("npm run build"),
+      });
+    } finally {
+      await rm(empty, { recursive: true, force: true });
     }
   });
 
