@@ -165,3 +165,21 @@ describe("npm run admin -- create-portal-link", () => {
     expect(row.usedAt).not.toBeNull();
   }, 60_000);
 });
+
+describe("guessing portal links", () => {
+  it("counts refused links toward the address's token failure limit: past it, 429 with Retry-After, also at the token endpoint", async () => {
+    const limited = await startTestApp({ RATE_LIMIT_TOKEN_FAILURES_PER_ADDRESS: "2" });
+    try {
+      const guess = () => call(limited, "POST", "/partner/auth/portal-link", { body: { link_secret: "guessed" } });
+      expect((await guess()).status).toBe(401);
+      expect((await guess()).status).toBe(401);
+      const refused = await guess();
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
+      const token = await call(limited, "POST", "/partner/auth/token", { body: { grant_type: "client_credentials", client_id: "x", client_secret: "y" } });
+      expect(token.status).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -41,7 +41,8 @@ export function Events() {
   /** Reads the next page after the cursor; answers whether the feed has more right now. */
   const readMore = useCallback(
     async (limit: number) => {
-      if (busy.current) return true;
+      // A read already running (Load more) answers for this one: the tail waits its interval.
+      if (busy.current) return false;
       busy.current = true;
       try {
         const page = await api.events(types, cursor.current, limit);
