@@ -12,7 +12,7 @@ import { PORTAL_PATH } from "../modules/admin/portal-links.js";
 
 // Two levels below the repository, as src/http/ and the bundle's dist/cli/ both are.
 const BUILT = fileURLToPath(new URL("../../dist/portal/", import.meta.url));
-const ASSETS = `${PORTAL_PATH}/assets/`;
+export const PORTAL_ASSETS = `${PORTAL_PATH}/assets/`;
 const ASSET_NAME = /^[A-Za-z0-9_-]+\.(js|css)$/;
 const TYPES: Record<string, string> = { js: "text/javascript; charset=utf-8", css: "text/css; charset=utf-8" };
 
@@ -87,7 +87,7 @@ export function createPortal(frameAncestors: string, dir = BUILT): Portal {
     async handle(method, path, res) {
       if (method !== "GET") throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET" });
       if (path === PORTAL_PATH || path === `${PORTAL_PATH}/`) return serve(res, "index.html", "text/html; charset=utf-8", "no-cache");
-      const name = path.startsWith(ASSETS) ? path.slice(ASSETS.length) : "";
+      const name = path.startsWith(PORTAL_ASSETS) ? path.slice(PORTAL_ASSETS.length) : "";
       const m = ASSET_NAME.exec(name);
       // Asset names carry a hash of their content: a browser may keep one for good.
       if (m) return serve(res, `assets/${name}`, TYPES[m[1]], "public, max-age=31536000, immutable");

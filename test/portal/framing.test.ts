@@ -57,6 +57,15 @@ describe("PORTAL_FRAME_ANCESTORS", () => {
       expect(api.headers.get("content-security-policy")).toBeNull();
     });
 
+    it("its hashed assets count under one metrics route", async () => {
+      const page = await (await fetch(`${apps[0].baseUrl}/portal`)).text();
+      const asset = /src="(\/portal\/assets\/[^"]+)"/.exec(page)?.[1];
+      expect((await fetch(`${apps[0].baseUrl}${asset}`)).status).toBe(200);
+      const metrics = await (await fetch(`${apps[0].baseUrl}/metrics`)).text();
+      expect(metrics).toContain('route="/portal/assets/{name}"');
+      expect(metrics).not.toContain(`route="${asset}"`);
+    });
+
     it("'self': SAMEORIGIN", async () => {
       const res = await fetch(`${apps[1].baseUrl}/portal/`);
       expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'self'");
