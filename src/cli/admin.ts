@@ -16,6 +16,8 @@ import {
   setApplicationStatus,
   storeOf,
 } from "../modules/admin/operations.js";
+import { createPortalLink } from "../modules/admin/portal-links.js";
+import type { Services } from "../platform/services.js";
 import { deliveryAttempts, findDelivery, listDeliveries, requestReplays } from "../modules/webhooks/deliveries.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ADMIN_ROLES } from "../platform/auth/admin-keys.js";
@@ -37,7 +39,7 @@ interface Command {
   summary: string;
   /** The command's own string flags (--json and --help are everyone's). */
   flags: readonly string[];
-  run: (db: Db, flags: Flags) => Promise<Output>;
+  run: (db: Db, flags: Flags, services: Services) => Promise<Output>;
 }
 
 class UsageError extends Error {
@@ -172,6 +174,22 @@ const commands: Record<string, Command> = {
       }));
       const text = json.map((g) => `${g.id}  ${g.status.padEnd(7)}  ${g.storeCode}  ${g.clientId}  application ${g.applicationStatus}`).join("\n");
       return { json, text: text || "(no grants)" };
+    },
+  },
+  "create-portal-link": {
+    args: "--client-id <client_id> --store <store id or code> [--ttl-minutes <minutes, default 60>]",
+    summary: "Prints a one-time link to the partner portal that signs in as the Application on the store.",
+    flags: ["client-id", "store", "ttl-minutes"],
+    run: async (db, f, services) => {
+      const link = await createPortalLink(
+        db,
+        { clientId: need(f, "client-id"), storeId: need(f, "store"), ttlMinutes: positiveInt(f, "ttl-minutes") },
+        { baseUrl: services.issuer, maxTtlMinutes: services.config.PORTAL_LINK_MAX_TTL_MINUTES, createdBy: "cli" },
+      );
+      return {
+        json: { url: link.url, expiresAt: link.expiresAt },
+        text: `portal link (one sign-in, until ${iso(link.expiresAt)}; shown once):\n  ${link.url}`,
+      };
     },
   },
   "create-admin-key": {
@@ -340,7 +358,7 @@ async function main(): Promise<number> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" });
   const started = await startServices(config, createLogger(config.LOG_LEVEL));
   try {
-    const out = await command.run(started.services.db, flags);
+    const out = await command.run(started.services.db, flags, started.services);
     process.stdout.write(`${flags.json ? JSON.stringify(out.json, null, 2) : out.text}\n`);
     return 0;
   } finally {

@@ -18,6 +18,7 @@ import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/w
 import type { GrantCache } from "../platform/auth/grant-cache.js";
 import type { Services } from "../platform/services.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
+import { PORTAL_ASSETS } from "./portal.js";
 
 /**
  * Prometheus metrics of one process (prom-client, a registry of its own). Request series are labelled by the
@@ -203,6 +204,8 @@ export class Metrics {
    */
   routeOf(path: string, status: number, template: string | undefined): string {
     if (path.startsWith("/public/v1/")) return template ?? "unmatched";
+    // The portal's asset names change with every build: one label for all of them.
+    if (status !== 404 && path.startsWith(PORTAL_ASSETS)) return `${PORTAL_ASSETS}{name}`;
     return status === 404 ? "unmatched" : path;
   }
 

@@ -14,13 +14,15 @@ import { createGraphqlServer } from "./graphql.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "./response.js";
 import { Admission } from "./admission.js";
-import { handleTokenRequest, oauthErrorOf, TOKEN_PATH } from "./token.js";
+import { handlePortalLinkExchange, handleTokenRequest, oauthErrorOf, TOKEN_PATH } from "./token.js";
+import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { checkJsonDepth, checkJsonMediaType, declaresTooLarge, requestBody } from "./body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
 import { createDocs } from "./docs.js";
+import { createPortal } from "./portal.js";
 import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
 
@@ -76,6 +78,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
   const yoga = createGraphqlServer(services, schema);
   const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
+  const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
   const { log, config } = services;
   const metrics = new Metrics(services.pool, log);
   metrics.watchAttempts(services);
@@ -147,6 +150,21 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         }),
       );
     }
+    if (path === PORTAL_LINK_EXCHANGE_PATH) {
+      only("POST");
+      const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
+      return admitted(req, res, () =>
+        handlePortalLinkExchange(
+          services,
+          req,
+          res,
+          { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
+          (clientId) => {
+            seen.tokenClientId = clientId;
+          },
+        ),
+      );
+    }
     if (path === "/graphql") {
       if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
         await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
@@ -185,6 +203,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       return;
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
+    if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
       return admitted(req, res, async () => {

@@ -5,6 +5,7 @@ import type { Services } from "../platform/services.js";
 import { FORM_MEDIA_TYPE, mediaType, parseJsonBody, requestBody } from "./body.js";
 import { send } from "./response.js";
 import { isStorableText } from "../platform/input.js";
+import { exchangePortalLink } from "../modules/admin/portal-links.js";
 
 export const TOKEN_PATH = "/partner/auth/token";
 
@@ -63,14 +64,19 @@ export function oauthErrorOf(e: ApiError): OAuthError {
   return e.status >= 500 ? "server_error" : "invalid_request";
 }
 
-/** POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. */
-export async function handleTokenRequest(services: Services, req: IncomingMessage, res: ServerResponse, limits: TokenLimits): Promise<void> {
+/** The token request's body: JSON or form, as an object. */
+async function bodyObject(services: Services, req: IncomingMessage): Promise<object> {
   const raw = await requestBody(req);
   // OAuth 2.0 clients send a form (RFC 6749 §4.4.2); JSON is the published contract's form.
   const parsed =
     (mediaType(req) === FORM_MEDIA_TYPE ? Object.fromEntries(new URLSearchParams(raw)) : parseJsonBody(req, raw, services.config.JSON_MAX_DEPTH)) ?? {};
   if (typeof parsed !== "object" || Array.isArray(parsed) || parsed === null) throw invalidRequest("The body must be a JSON object.");
-  const body = parsed as TokenRequest;
+  return parsed;
+}
+
+/** POST /partner/auth/token: JSON or form body, optional HTTP Basic client authentication. */
+export async function handleTokenRequest(services: Services, req: IncomingMessage, res: ServerResponse, limits: TokenLimits): Promise<void> {
+  const body: TokenRequest = await bodyObject(services, req);
   const basic = basicCredentials(req.headers.authorization);
   if (basic) {
     if (body.client_id !== undefined && body.client_id !== basic.client_id) {
@@ -86,5 +92,28 @@ export async function handleTokenRequest(services: Services, req: IncomingMessag
     if (e instanceof ApiError && e.code === "INVALID_CLIENT") await limits.failed();
     throw e;
   });
+  send(res, 200, token, { "cache-control": "no-store", pragma: "no-cache" });
+}
+
+/**
+ * POST /partner/auth/portal-link: a portal link's secret for an access token, once. Refused links count toward the
+ * token endpoint's failure limit of the source address, which is checked first.
+ */
+export async function handlePortalLinkExchange(
+  services: Services,
+  req: IncomingMessage,
+  res: ServerResponse,
+  limits: { admit(): Promise<void>; failed(): Promise<void> },
+  signedIn: (clientId: string) => void,
+): Promise<void> {
+  const body = await bodyObject(services, req);
+  await limits.admit();
+  const settings = { issuer: services.issuer, ttlSeconds: services.config.ACCESS_TOKEN_TTL_SECONDS };
+  const { token, clientId, linkId } = await exchangePortalLink(services.db, services.keys, settings, body).catch(async (e: unknown) => {
+    if (e instanceof ApiError && e.code === "INVALID_TOKEN") await limits.failed();
+    throw e;
+  });
+  signedIn(clientId);
+  services.log.info({ clientId, storeCode: token.tenant_id, portalLinkId: linkId }, "portal link used");
   send(res, 200, token, { "cache-control": "no-store", pragma: "no-cache" });
 }

@@ -46,6 +46,17 @@ const schedule = z.string().transform((value, ctx) => {
   }
 });
 
+/** One CSP source a frame-ancestors directive takes: a keyword, or a scheme with a host (a leading *. wildcard) and port. */
+const FRAME_SOURCE = /^('self'|https?:\/\/(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*(:\d{1,5})?)$/i;
+
+const frameAncestors = z
+  .string()
+  .transform((v) => v.trim().split(/\s+/).join(" "))
+  .refine(
+    (v) => v === "'none'" || v.split(" ").every((s) => FRAME_SOURCE.test(s)),
+    "must be 'none', or space-separated sources: 'self', https://host, https://*.host (with an optional :port)",
+  );
+
 export const DEFAULT_RETRY_SCHEDULE = "1m,2m,5m,15m,30m,1h,2h,4h,8h,16h";
 
 const envSchema = z
@@ -156,6 +167,13 @@ const envSchema = z
     HTTP_HEADERS_TIMEOUT_MS: positiveInt.default(15_000),
     /** Nor the whole request, headers and body (default 30000); at least HTTP_HEADERS_TIMEOUT_MS. */
     HTTP_REQUEST_TIMEOUT_MS: positiveInt.default(30_000),
+    /** The longest a portal link (createPortalLink's ttlMinutes) may stay usable, in minutes; default 1440 (a day). */
+    PORTAL_LINK_MAX_TTL_MINUTES: positiveInt.max(10_080, "must be at most 10080 (a week)").default(1440),
+    /**
+     * Who may embed the partner portal in a frame: the CSP frame-ancestors sources, space-separated ('self',
+     * https://dashboard.example.com, https://*.example.com), or 'none' (the default: nobody).
+     */
+    PORTAL_FRAME_ANCESTORS: frameAncestors.default("'none'"),
     /** On SIGTERM, in-flight requests and jobs get this long to finish before the process exits anyway. */
     SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
   })

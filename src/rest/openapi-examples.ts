@@ -241,6 +241,7 @@ const ENDPOINT = {
   lastSuccessAt: "2025-03-01T18:30:01.152Z",
   failureCount: 0,
   disabledReason: null,
+  deliveriesLast24h: { delivered: 41, failed: 1, pending: 0, successRate: 0.9762 },
 };
 
 const DELIVERY = {
@@ -368,6 +369,25 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       detail: "Unknown client_id or wrong client_secret.",
       instance: "/partner/auth/token",
       error: "invalid_client",
+    },
+  },
+  exchangePortalLink: {
+    request: one("The secret from the link's fragment", { link_secret: "Jq3xv8Tn0bK5yWm2Lr7Pz4Hc9Fd1Sg6Ae3Ut8Vo2Ni" }),
+    response: one("A SANDBOX token for the link's Application and store", {
+      access_token:
+        "eyJhbGciOiJFZERTQSIsImtpZCI6ImtfMjAyNV8wMyIsInR5cCI6ImF0K2p3dCJ9.eyJ0ZW5hbnRfaWQiOiJQWjdLMk05UVhBIiwiZW52aXJvbm1lbnQiOiJTQU5EQk9YIn0.QLnIFalKrqfBsdRfS0958Il3fC0Qhz9a3VJUUwgd7ldXRz79aI6kYvdv2eqU2aegX22X6wP30zfzwa010--yCw",
+      token_type: "Bearer",
+      expires_in: 3600,
+      scope: "orders:read customers:read catalog:read merchant:read webhooks:manage",
+      tenant_id: STORE_CODE,
+      environment: "SANDBOX",
+    }),
+    problem: {
+      summary: "A link used before",
+      code: "INVALID_TOKEN",
+      detail:
+        "This portal link was already used at 2025-03-01T18:30:00.012Z; a link signs in once. Ask the platform team for a new portal link, or sign in with the Application's client_id and client_secret.",
+      instance: "/partner/auth/portal-link",
     },
   },
   getJwks: {

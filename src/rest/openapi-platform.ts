@@ -4,6 +4,8 @@ import { DELIVERED_EVENTS } from "../modules/events/types.js";
 import { WEBHOOK_EVENT_COMPONENT } from "../modules/events/schema.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
+import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
+import { exchangePortalLinkInput } from "../modules/admin/schemas.js";
 import type { JsonSchema } from "../platform/route.js";
 import { STATUS_CODES } from "node:http";
 import { OAUTH_ERRORS } from "../http/token.js";
@@ -94,6 +96,12 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
         examples: ["orders:read customers:read"],
       },
     },
+  },
+  PortalLinkExchange: {
+    type: "object",
+    description:
+      "Extension to the contract: the secret of a one-time portal link an administrator made (createPortalLink), from the link's fragment `/portal#link_secret=…`.",
+    ...exchangePortalLinkInput.schema,
   },
   TokenResponse: {
     type: "object",
@@ -272,6 +280,37 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
           content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
         },
         ...tokenProblems([400, 401, 403, 413, 415, 429, 500, 503]),
+      },
+    },
+  },
+  {
+    path: PORTAL_LINK_EXCHANGE_PATH,
+    first: true,
+    method: "post",
+    operation: {
+      operationId: "exchangePortalLink",
+      tags: ["Authentication"],
+      summary: "Exchange a portal link for an access token (extension to the contract)",
+      description:
+        "Extension to the contract. The partner portal (`/portal`) signs in with a one-time link an administrator made for an Application on a store " +
+        "(GraphQL `createPortalLink` or `npm run admin -- create-portal-link`): the link's secret travels in its URL fragment, which never reaches " +
+        "a server log or a Referer, and the page sends it here. The answer is the token endpoint's, for that Application and store. A link signs " +
+        "in once and until it expires: an unknown, used or expired link is 401 INVALID_TOKEN saying which, and counts toward the token endpoint's " +
+        "failure limit of the source address; a link whose grant was revoked or whose Application was disabled since is 403 FORBIDDEN. " +
+        "This is the only route that exists for the portal alone: everything else the portal does is a documented route of this API.",
+      security: [],
+      parameters: [ref("parameters", "XRequestId")],
+      requestBody: { required: true, content: { "application/json": { schema: ref("schemas", "PortalLinkExchange") } } },
+      responses: {
+        "200": {
+          description: "The access token",
+          headers: {
+            "X-Request-Id": ref("headers", "XRequestId"),
+            "Cache-Control": { description: "`no-store`: never cache a token response", schema: { type: "string" } },
+          },
+          content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
+        },
+        ...problems([400, 401, 403, 413, 415, 429, 500, 503]),
       },
     },
   },

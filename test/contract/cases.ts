@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { SCOPES } from "../../src/platform/auth/scopes.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
 import { fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
+import { createPortalLink } from "../../src/modules/admin/portal-links.js";
 import type { TestApp } from "../helpers/app.js";
 import { createCatalog, createCustomer, createOrder, fakeAddress, type FixtureProduct } from "../helpers/fixtures.js";
 import { call, createTenant, type ApiResponse, type Tenant } from "../helpers/tenants.js";
@@ -178,6 +179,20 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
         token: null,
       }),
     },
+  ],
+  exchangePortalLink: [
+    {
+      name: "a fresh link signs in",
+      run: async ({ app, tenant }) => {
+        const { url } = await createPortalLink(
+          app.services.db,
+          { clientId: tenant.clientId, storeId: tenant.storeId },
+          { baseUrl: app.baseUrl, maxTtlMinutes: 60, createdBy: "contract" },
+        );
+        return { body: { link_secret: new URLSearchParams(new URL(url).hash.slice(1)).get("link_secret") }, token: null };
+      },
+    },
+    { name: "an unknown link is 401 INVALID_TOKEN", status: 401, run: () => ({ body: { link_secret: "no-such-link" }, token: null }) },
   ],
   getJwks: [{ name: "the public keys" }],
   getOpenApiDocument: [{ name: "the document itself" }],

@@ -6,6 +6,7 @@ import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/platform/db/embedded.js";
 import { migrate } from "../../src/platform/db/migrate.js";
 import { createLogger } from "../../src/platform/log.js";
+import { buildPortal } from "../../scripts/build-portal.mjs";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -45,6 +46,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const templateUrl = new URL(serverUrl);
   templateUrl.pathname = `/${templateDb}`;
   await migrate(templateUrl.toString());
+  // The partner portal the test servers serve (GET /portal): built once here, so that a fresh clone's `npm test` needs
+  // no `npm start` first and no two test files rebuild it under each other.
+  await buildPortal();
   project.provide("serverUrl", serverUrl);
   project.provide("templateDb", templateDb);
   return async () => {

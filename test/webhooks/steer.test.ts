@@ -369,3 +369,31 @@ describe("endpoint health", () => {
     expect(watcher.id).not.toBe(endpoint.id);
   });
 });
+
+describe("an endpoint's last 24 hours (extension)", () => {
+  it("counts its deliveries of the last day by status, with their success rate, on the list and the detail", async () => {
+    const own = await createTenant(app);
+    receiver.on("/day", (req) => ({ status: req.body.includes('"orderNumber":102') ? 400 : 200 }));
+    const endpoint = await register("/day", ["order.created"], own);
+    const quiet = await register("/quiet", ["order.created"], own);
+    await app.services.db.webhookEndpoint.update({ where: { id: quiet.id }, data: { events: ["store.updated"] } });
+    const fresh = await call<{ deliveriesLast24h: unknown }>(app, "GET", `/public/v1/webhooks/${endpoint.id}`, { token: own.token });
+    expect(fresh.body.deliveriesLast24h).toEqual({ delivered: 0, failed: 0, pending: 0, successRate: null });
+
+    const events = [];
+    for (let i = 0; i < 4; i++) events.push(await emit("order.created", { ...ORDER, orderNumber: 100 + i }, own.storeId));
+    await settles(events[0].id, endpoint.id, "DELIVERED");
+    await settles(events[1].id, endpoint.id, "DELIVERED");
+    // The retry schedule is 50 ms: the third fails at every attempt and dead-letters.
+    await settles(events[2].id, endpoint.id, "DEAD_LETTER");
+    const old = await settles(events[3].id, endpoint.id, "DELIVERED");
+    // A delivery created more than a day ago is left out.
+    await app.services.db.webhookDelivery.update({ where: { id: old.id }, data: { createdAt: new Date(Date.now() - 25 * 3_600_000) } });
+
+    const detail = await call<{ deliveriesLast24h: unknown }>(app, "GET", `/public/v1/webhooks/${endpoint.id}`, { token: own.token });
+    expect(detail.body.deliveriesLast24h).toEqual({ delivered: 2, failed: 1, pending: 0, successRate: 2 / 3 });
+    const list = await call<{ id: string; deliveriesLast24h: unknown }[]>(app, "GET", "/public/v1/webhooks", { token: own.token });
+    expect(list.body.find((e) => e.id === endpoint.id)?.deliveriesLast24h).toEqual(detail.body.deliveriesLast24h);
+    expect(list.body.find((e) => e.id === quiet.id)?.deliveriesLast24h).toEqual({ delivered: 0, failed: 0, pending: 0, successRate: null });
+  });
+});

@@ -22,6 +22,7 @@ import {
   updateStoreProfile,
 } from "./operations.js";
 import { ADMIN_ROLES } from "../../platform/auth/admin-keys.js";
+import { createPortalLink } from "./portal-links.js";
 import { SCOPES } from "../../platform/auth/scopes.js";
 
 /**
@@ -143,6 +144,22 @@ const GrantInput = builder.inputType("GrantInput", {
   fields: (t) => ({
     clientId: t.string({ required: true }),
     storeId: t.string({ required: true, description: "Store id (uuid) or code." }),
+  }),
+});
+
+const CreatePortalLinkInput = builder.inputType("CreatePortalLinkInput", {
+  fields: (t) => ({
+    clientId: t.string({ required: true }),
+    storeId: t.string({ required: true, description: "Store id (uuid) or code." }),
+    ttlMinutes: t.int({ description: "How long the link may be used, in minutes: default 60, at most PORTAL_LINK_MAX_TTL_MINUTES (1440)." }),
+  }),
+});
+
+const PortalLink = builder.objectRef<{ url: string; expiresAt: Date }>("PortalLink").implement({
+  description: "A one-time sign-in link to the partner portal; its secret is in the fragment and is shown only here.",
+  fields: (t) => ({
+    url: t.exposeString("url", { description: "Open it once, before expiresAt: it signs in as the Application on the store." }),
+    expiresAt: t.expose("expiresAt", { type: "DateTime" }),
   }),
 });
 
@@ -275,6 +292,21 @@ builder.mutationFields((t) => ({
     resolve: async (_r, { input }, ctx) => {
       const { key, adminKey } = await createAdminKey(ctx.db, input);
       return { key, adminKey };
+    },
+  }),
+  createPortalLink: t.field({
+    type: PortalLink,
+    // ADMIN only: the link signs in with every scope of the Application, writes included, which SUPPORT may not do.
+    authScopes: { adminRole: "ADMIN" },
+    description: "A one-time link to /portal that signs in as the Application on the store; the Application needs an active grant on it.",
+    args: { input: t.arg({ type: CreatePortalLinkInput, required: true }) },
+    resolve: (_r, { input }, ctx) => {
+      const createdBy = ctx.principal.kind === "admin" ? (ctx.principal.adminKeyId ?? "ADMIN_API_KEY") : "unknown";
+      return createPortalLink(ctx.db, input, {
+        baseUrl: ctx.services.issuer,
+        maxTtlMinutes: ctx.services.config.PORTAL_LINK_MAX_TTL_MINUTES,
+        createdBy,
+      });
     },
   }),
   setApplicationStatus: t.prismaField({

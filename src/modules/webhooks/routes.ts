@@ -16,7 +16,8 @@ import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
  */
 
 const WebhookEndpointFragment = graphql(
-  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason }`,
+  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason
+    deliveriesLast24h { delivered failed pending successRate } }`,
 );
 
 const WebhookAttemptFragment = graphql(`fragment WebhookAttempt on WebhookAttempt {

@@ -80,9 +80,24 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
     ]);
   }
 
+  return signAccessToken(keys, settings, app, grant.store.code, scopes);
+}
+
+/**
+ * The access token of an Application for one store it holds an active grant on, with `scopes` (all it holds, or those
+ * the token request narrowed it to): the token endpoint's answer, and a portal link's once it is exchanged. The
+ * caller has checked the grant.
+ */
+export async function signAccessToken(
+  keys: KeyRing,
+  settings: TokenSettings,
+  app: { clientId: string; environment: Environment },
+  storeCode: string,
+  scopes: readonly string[],
+): Promise<TokenResponse> {
   const scope = scopes.join(" ");
   const { kid, key } = keys.signingKey();
-  const access_token = await new SignJWT({ tenant_id: grant.store.code, environment: app.environment, scope })
+  const access_token = await new SignJWT({ tenant_id: storeCode, environment: app.environment, scope })
     .setProtectedHeader({ alg: SIGNING_ALG, kid, typ: "at+jwt" })
     .setIssuer(settings.issuer)
     .setAudience(TOKEN_AUDIENCE)
@@ -96,7 +111,7 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
     token_type: "Bearer",
     expires_in: settings.ttlSeconds,
     scope,
-    tenant_id: grant.store.code,
+    tenant_id: storeCode,
     environment: app.environment,
   };
 }

@@ -69,7 +69,12 @@ export class RateLimits {
     this.enforce(res, await this.limiter.take([failures, tokenSubject(this.config, clientId, address)]));
   }
 
-  /** Counts a token request whose credentials did not verify against its address. */
+  /** Before a portal link is exchanged: its address must be under the token endpoint's failure limit (checked, not counted). */
+  async portalLink(res: ServerResponse, address: string): Promise<void> {
+    this.enforce(res, await this.limiter.take([{ ...tokenFailureSubject(this.config, address), probe: true }]));
+  }
+
+  /** Counts a token request (or portal link exchange) whose credentials did not verify against its address. */
   async tokenFailed(address: string): Promise<void> {
     await this.limiter.take([tokenFailureSubject(this.config, address)]);
   }

@@ -1,0 +1,354 @@
+/**
+ * The portal's one client of the public API. Every call the portal makes goes through here, to a documented route:
+ * the token endpoint, the portal link's exchange, the OpenAPI document and the /public/v1 routes under the token's
+ * scopes and rate limits. Writes carry an Idempotency-Key. How a list pages (a JSON array with X-Next-Cursor today,
+ * `{ data, pagination }` elsewhere and in later API versions) is read in one place, `pageOf`.
+ */
+
+export interface Violation {
+  field: string;
+  message: string;
+}
+
+/** An error as the API states it (RFC 9457), or as the portal states a failure to reach it. */
+export interface Problem {
+  title: string;
+  detail: string;
+  status: number;
+  code?: string;
+  traceId?: string;
+  errors?: Violation[];
+}
+
+export class ApiProblem extends Error {
+  constructor(readonly problem: Problem) {
+    super(`${problem.title}: ${problem.detail}`);
+  }
+}
+
+export type Environment = "SANDBOX" | "PRODUCTION";
+
+export interface Session {
+  token: string;
+  tenantId: string;
+  environment: Environment;
+  scopes: string[];
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+interface TokenResponse {
+  access_token: string;
+  expires_in: number;
+  scope: string;
+  tenant_id: string;
+  environment: Environment;
+}
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export interface Store {
+  id: string;
+  name: string;
+  slug: string;
+  phone: string | null;
+}
+
+export interface EndpointStats {
+  delivered: number;
+  failed: number;
+  pending: number;
+  successRate: number | null;
+}
+
+export interface Endpoint {
+  id: string;
+  url: string;
+  events: string[];
+  status: "ACTIVE" | "INACTIVE" | "FAILED";
+  secretPrefix: string;
+  lastSuccessAt: string | null;
+  failureCount: number;
+  disabledReason: string | null;
+  deliveriesLast24h?: EndpointStats;
+}
+
+export interface CreatedEndpoint {
+  id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  secretPrefix: string;
+}
+
+export interface RotatedSecret {
+  id: string;
+  secret: string;
+  secretPrefix: string;
+  previousSecretExpiresAt: string;
+}
+
+export const DELIVERY_STATUSES = ["PENDING", "DELIVERED", "FAILED", "DEAD_LETTER"] as const;
+
+export interface Delivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: (typeof DELIVERY_STATUSES)[number];
+  httpStatus: number | null;
+  attempts: number;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  requestDurationMs: number | null;
+  endpointId: string;
+  payload?: unknown;
+}
+
+export interface Attempt {
+  attempt: number;
+  trigger: string;
+  startedAt: string;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+  requestHeaders: Record<string, string>;
+  responseBody: string | null;
+}
+
+export interface StoreEvent {
+  eventId: string;
+  eventType: string;
+  timestamp: string;
+  sequence: number;
+  data: unknown;
+}
+
+export interface Order {
+  id: string;
+  orderNumber: number;
+  status: string;
+  total: number;
+  notes?: string | null;
+  customer: { name: string } | null;
+}
+
+/** The parts of the OpenAPI document the portal reads. */
+export interface OpenApiDocument {
+  info: { version: string };
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  webhooks: Record<string, { post: OpenApiOperation }>;
+  components: { schemas: Record<string, JsonSchema> };
+}
+
+export interface OpenApiOperation {
+  description?: string;
+  "x-required-scope"?: string;
+  requestBody?: { content: Record<string, { schema?: JsonSchema; examples?: Record<string, { value: unknown }> }> };
+}
+
+export interface JsonSchema {
+  $ref?: string;
+  enum?: string[];
+  properties?: Record<string, JsonSchema>;
+  [keyword: string]: unknown;
+}
+
+const SESSION_KEY = "partner-portal-session";
+
+let session: Session | null = storedSession();
+/** Why the last session ended (an expired or revoked token), for the sign-in page. */
+let endedBecause: Problem | null = null;
+let apiVersion: string | null = null;
+const listeners = new Set<() => void>();
+
+/** The token lives in this tab's sessionStorage (never localStorage): a reload keeps it, closing the tab forgets it. */
+function storedSession(): Session | null {
+  const text = sessionStorage.getItem(SESSION_KEY);
+  if (!text) return null;
+  try {
+    const stored: Session = JSON.parse(text);
+    return stored.expiresAt > Date.now() ? stored : null;
+  } catch {
+    return null;
+  }
+}
+
+function changed(): void {
+  for (const listener of listeners) listener();
+}
+
+export function onSessionChange(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export const currentSession = (): Session | null => session;
+export const sessionEndReason = (): Problem | null => endedBecause;
+/** The Api-Version the API last answered with, when it sends one. */
+export const lastApiVersion = (): string | null => apiVersion;
+
+function start(token: TokenResponse): Session {
+  session = {
+    token: token.access_token,
+    tenantId: token.tenant_id,
+    environment: token.environment,
+    scopes: token.scope.split(" ").filter(Boolean),
+    expiresAt: Date.now() + token.expires_in * 1000,
+  };
+  endedBecause = null;
+  sessionStorage.setItem(SESSION_KEY, JSON.stringify(session));
+  changed();
+  return session;
+}
+
+/** "Sign out", or a token the API no longer takes: the token is forgotten. */
+export function signOut(reason: Problem | null = null): void {
+  session = null;
+  endedBecause = reason;
+  sessionStorage.removeItem(SESSION_KEY);
+  changed();
+}
+
+/**
+ * A random UUID v4 for Idempotency-Key. crypto.randomUUID exists only in secure contexts (https, localhost), and the
+ * portal may be served over plain http on a private network; getRandomValues works everywhere.
+ */
+function uuid(): string {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function parse(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return text;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function problemOf(status: number, body: unknown): Problem {
+  if (isRecord(body) && typeof body.title === "string") {
+    return {
+      title: body.title,
+      detail: typeof body.detail === "string" ? body.detail : "",
+      status,
+      code: typeof body.code === "string" ? body.code : undefined,
+      traceId: typeof body.traceId === "string" ? body.traceId : undefined,
+      errors: Array.isArray(body.errors) ? body.errors.filter(isRecord).map((e) => ({ field: String(e.field), message: String(e.message) })) : undefined,
+    };
+  }
+  return { title: `HTTP ${status}`, detail: typeof body === "string" ? body.slice(0, 500) : "The API answered without a problem document.", status };
+}
+
+interface Answer<T> {
+  body: T;
+  headers: Headers;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+function withQuery(path: string, query: Query = {}): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== "") params.set(name, String(value));
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+async function send<T>(method: string, path: string, opts: { body?: unknown; query?: Query; signedIn?: boolean } = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  const signedIn = opts.signedIn ?? true;
+  if (signedIn) {
+    if (!session) throw new ApiProblem({ title: "Signed out", detail: "Sign in to continue.", status: 401 });
+    headers.authorization = `Bearer ${session.token}`;
+    if (method !== "GET") headers["idempotency-key"] = uuid();
+  }
+  if (opts.body !== undefined) headers["content-type"] = "application/json";
+  let res: Response;
+  try {
+    res = await fetch(withQuery(path, opts.query), { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  } catch {
+    throw new ApiProblem({ title: "The API is unreachable", detail: "The request did not reach the service; check the connection and retry.", status: 0 });
+  }
+  apiVersion = res.headers.get("api-version") ?? apiVersion;
+  const text = await res.text();
+  if (!res.ok) {
+    const problem = problemOf(res.status, parse(text));
+    // The token expired or was refused: back to the sign-in page, which says why.
+    if (res.status === 401 && signedIn) signOut(problem);
+    throw new ApiProblem(problem);
+  }
+  // The documented answer of the route called (the OpenAPI document is the contract); the portal reads what it shows.
+  const body: T = text ? JSON.parse(text) : undefined;
+  return { body, headers: res.headers };
+}
+
+/** One page of a list, whichever way the route pages: an array with X-Next-Cursor, or `{ data, pagination }`. */
+function pageOf<T>(answer: Answer<T[] | { data: T[]; pagination: { hasMore: boolean; nextCursor: string | null } }>): Page<T> {
+  const { body, headers } = answer;
+  if (Array.isArray(body)) return { data: body, nextCursor: headers.get("x-next-cursor") };
+  return { data: body.data, nextCursor: body.pagination.hasMore ? body.pagination.nextCursor : null };
+}
+
+export async function signInWithCredentials(clientId: string, clientSecret: string, tenantId: string): Promise<Session> {
+  const body = { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, ...(tenantId ? { tenant_id: tenantId } : {}) };
+  return start((await send<TokenResponse>("POST", "/partner/auth/token", { body, signedIn: false })).body);
+}
+
+export async function signInWithLink(linkSecret: string): Promise<Session> {
+  return start((await send<TokenResponse>("POST", "/partner/auth/portal-link", { body: { link_secret: linkSecret }, signedIn: false })).body);
+}
+
+let openApi: Promise<OpenApiDocument> | null = null;
+
+/** The published document, read once per page load (event catalog, sandbox choices, API version). */
+export function openApiDocument(): Promise<OpenApiDocument> {
+  openApi ??= send<OpenApiDocument>("GET", "/public/v1/openapi.json", { signedIn: false }).then((a) => a.body);
+  openApi.catch(() => {
+    openApi = null;
+  });
+  return openApi;
+}
+
+export const api = {
+  store: async () => (await send<Store>("GET", "/public/v1/store")).body,
+
+  endpoints: async (cursor?: string) => pageOf(await send<Endpoint[]>("GET", "/public/v1/webhooks", { query: { cursor } })),
+  endpoint: async (id: string) => (await send<Endpoint>("GET", `/public/v1/webhooks/${encodeURIComponent(id)}`)).body,
+  createEndpoint: async (url: string, events: string[]) => (await send<CreatedEndpoint>("POST", "/public/v1/webhooks", { body: { url, events } })).body,
+  updateEndpoint: async (id: string, change: { url?: string; events?: string[]; status?: "ACTIVE" | "INACTIVE" }) =>
+    (await send<Endpoint>("PATCH", `/public/v1/webhooks/${encodeURIComponent(id)}`, { body: change })).body,
+  rotateSecret: async (id: string) => (await send<RotatedSecret>("POST", `/public/v1/webhooks/${encodeURIComponent(id)}/rotate-secret`)).body,
+  testEndpoint: async (id: string) => (await send<Delivery>("POST", `/public/v1/webhooks/${encodeURIComponent(id)}/test`)).body,
+  recover: async (id: string, since: string, until?: string) =>
+    (await send<{ count: number; hasMore?: boolean }>("POST", `/public/v1/webhooks/${encodeURIComponent(id)}/recover`, { body: { since, until } })).body,
+
+  deliveries: async (filter: { status?: string; eventType?: string; endpointId?: string }, cursor?: string) =>
+    pageOf(await send<Delivery[]>("GET", "/public/v1/webhooks/deliveries", { query: { ...filter, cursor, limit: 20 } })),
+  delivery: async (id: string) => (await send<Delivery>("GET", `/public/v1/webhooks/deliveries/${encodeURIComponent(id)}`)).body,
+  attempts: async (id: string) => (await send<{ data: Attempt[] }>("GET", `/public/v1/webhooks/deliveries/${encodeURIComponent(id)}/attempts`)).body.data,
+  replay: async (id: string) => (await send<Delivery>("POST", `/public/v1/webhooks/deliveries/${encodeURIComponent(id)}/replay`)).body,
+
+  /** The feed, oldest first after `after`; its nextCursor is never null, so a reader tails by passing it back. */
+  events: async (types: string[], after?: string, limit = 20) => {
+    const { body } = await send<{ data: StoreEvent[]; pagination: { hasMore: boolean; nextCursor: string } }>("GET", "/public/v1/events", {
+      query: { types: types.join(","), after, limit },
+    });
+    return { data: body.data, hasMore: body.pagination.hasMore, cursor: body.pagination.nextCursor };
+  },
+
+  seed: async () => (await send<{ categories: number; products: number; customers: number }>("POST", "/public/v1/sandbox/seed")).body,
+  createSandboxOrder: async (scenario: string, notes: string) =>
+    (await send<Order>("POST", "/public/v1/sandbox/orders", { body: { scenario, ...(notes ? { overrides: { notes } } : {}) } })).body,
+  fireEvent: async (type: string) => (await send<StoreEvent | Record<string, unknown>>("POST", "/public/v1/sandbox/events", { body: { type } })).body,
+};
