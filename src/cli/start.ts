@@ -72,7 +72,7 @@ async function serve(config: Config, log: Logger, started: Started): Promise<voi
     } else {
       server = createMetricsServer(metrics, services, () => workerRunning);
       const port = await listenOn(server, config.METRICS_PORT, config.HOST, config.METRICS_PORT === config.PORT ? "PORT" : "METRICS_PORT");
-      log.info({ role, port, host: config.HOST }, "worker started; serving /metrics, /healthz and /readyz");
+      log.info({ role, port, host: config.HOST, serves: ["/metrics", "/healthz", "/readyz"] }, "worker started");
     }
   } catch (e) {
     stopping = true;
