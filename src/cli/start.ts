@@ -25,8 +25,19 @@ async function listenOn(server: Server, port: number, host: string, setting: "PO
   }
 }
 
-/** The role's HTTP side (the API, or a worker's metrics and health) and worker, and their shutdown on SIGTERM or SIGINT. */
-async function serve(config: Config, log: Logger, started: Started): Promise<void> {
+/** A stop that takes too long ends the process anyway, with code 1. */
+function exitIfStuck(config: Config, log: Logger): void {
+  setTimeout(() => {
+    log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "shutdown timed out");
+    process.exit(1);
+  }, config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+}
+
+/**
+ * Starts the role's HTTP side (the API, or a worker's metrics and health) and worker; returns their shutdown for
+ * SIGTERM or SIGINT. A failure on the way stops what was started.
+ */
+async function serve(config: Config, log: Logger, started: Started): Promise<(signal: string) => Promise<void>> {
   const { services } = started;
   const role = config.ROLE;
   let worker: Runner | null = null;
@@ -43,16 +54,11 @@ async function serve(config: Config, log: Logger, started: Started): Promise<voi
     if (stopping) return;
     stopping = true;
     log.info({ signal }, "shutting down: finishing in-flight requests and jobs");
-    setTimeout(() => {
-      log.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "shutdown timed out");
-      process.exit(1);
-    }, config.SHUTDOWN_TIMEOUT_MS + 5_000).unref();
+    exitIfStuck(config, log);
     await stop();
     log.info("stopped");
     process.exit(0);
   };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
 
   try {
     const app = role === "worker" ? null : createHttpApp(services, schema);
@@ -75,10 +81,10 @@ async function serve(config: Config, log: Logger, started: Started): Promise<voi
       log.info({ role, port, host: config.HOST, serves: ["/metrics", "/healthz", "/readyz"] }, "worker started");
     }
   } catch (e) {
-    stopping = true;
     await stop().catch(() => undefined);
     throw e;
   }
+  return shutdown;
 }
 
 /** `npm start`: the API, the webhook worker, or both (default), per --role or ROLE. */
@@ -91,7 +97,21 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ ...process.env, ...(role ? { ROLE: role } : {}) });
   const log = createLogger(config.LOG_LEVEL);
-  await serve(config, log, await startServices(config, log));
+  // A signal during the start is held until the start is done, then stops the service: killed at once, the process
+  // would leave behind the embedded PostgreSQL it may have started.
+  let shutdown: ((signal: string) => Promise<void>) | null = null;
+  let early: string | null = null;
+  const onSignal = (signal: string) => {
+    if (shutdown) return void shutdown(signal);
+    if (early) return;
+    early = signal;
+    log.info({ signal }, "stopping as soon as the start is done");
+    exitIfStuck(config, log);
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  shutdown = await serve(config, log, await startServices(config, log));
+  if (early) await shutdown(early);
 }
 
 main().catch((e: unknown) => {

@@ -80,8 +80,8 @@ export function runProcess(command: string, args: string[], env: Record<string, 
   };
 }
 
-/** A process's parent and start time from /proc (Linux), or null when it is gone or a zombie. */
-function procStat(pid: number): { ppid: number; started: string } | null {
+/** A process's name, parent and start time from /proc (Linux), or null when it is gone or a zombie. */
+function procStat(pid: number): { name: string; ppid: number; started: string } | null {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -91,12 +91,14 @@ function procStat(pid: number): { ppid: number; started: string } | null {
   // The command name is in parentheses and may hold spaces: the fields after its last ")" are fixed.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   if (fields[0] === "Z") return null;
-  return { ppid: Number(fields[1]), started: fields[19] };
+  return { name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ppid: Number(fields[1]), started: fields[19] };
 }
 
 /** A process seen alive, by its pid and start time, so a reused pid is not mistaken for it. */
 export interface SeenProcess {
   pid: number;
+  /** The executable's name (`node`, `postgres`, …). */
+  name: string;
   started: string;
 }
 
@@ -108,7 +110,7 @@ export function descendants(pid: number): SeenProcess[] {
     const stat = procStat(Number(name));
     if (!stat) continue;
     const list = children.get(stat.ppid) ?? [];
-    list.push({ pid: Number(name), started: stat.started });
+    list.push({ pid: Number(name), name: stat.name, started: stat.started });
     children.set(stat.ppid, list);
   }
   const found: SeenProcess[] = [];

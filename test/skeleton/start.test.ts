@@ -56,7 +56,7 @@ it("first start creates and prints demo credentials that work, to the terminal a
   const first = runCli("start", [], env);
   // Stopped whatever happens: a server left running would hold the embedded cluster the next tests start.
   onTestFinished(() => stop(first));
-  await first.waitFor(/Try it:[\s\S]*public\/v1\/store/, 60_000);
+  await first.waitFor(/Try it:[\s\S]*public\/v1\/store/, 120_000);
   await first.waitFor(/"msg":"listening"/);
   const clientId = /client_id:\s+(\S+)/.exec(first.stderr())![1];
   const clientSecret = /client_secret:\s+(\S+)/.exec(first.stderr())![1];
@@ -89,7 +89,7 @@ it("first start creates and prints demo credentials that work, to the terminal a
 
   const second = runCli("start", [], env);
   onTestFinished(() => stop(second));
-  await second.waitFor(/"msg":"listening"/, 60_000);
+  await second.waitFor(/"msg":"listening"/, 120_000);
   expect(second.output()).not.toContain("client_secret");
   second.child.kill("SIGTERM");
   expect(await second.exited).toBe(0);
@@ -98,7 +98,7 @@ it("first start creates and prints demo credentials that work, to the terminal a
   const created = runCli("admin", ["create-store", "--name", "Offline", "--environment", "PRODUCTION", "--json"], env);
   expect(await created.exited).toBe(0);
   expect(created.output()).toContain('"environment": "PRODUCTION"');
-}, 120_000);
+}, 300_000);
 
 /** Sends `signal` to the processes of `seen` still running, then kills what is left after 10 s. */
 async function cleanUp(seen: SeenProcess[]): Promise<void> {
@@ -114,7 +114,7 @@ it("npm start: SIGTERM or SIGINT sent to npm stops the service and its embedded 
     const npm = runProcess("npm", ["start"], { ...env, PORT: String(apiPort) });
     let tree: SeenProcess[] = [];
     try {
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 120_000;
       while (
         !(await fetch(`http://127.0.0.1:${apiPort}/readyz`).then(
           (r) => r.status === 200,
@@ -137,6 +137,26 @@ it("npm start: SIGTERM or SIGINT sent to npm stops the service and its embedded 
     } finally {
       await cleanUp(tree);
     }
+  }
+}, 300_000);
+
+it("SIGTERM while the start is under way (embedded PostgreSQL already started) stops the service once it is up, leaving no process behind", async () => {
+  const p = runCli("start", [], { ...env, PORT: String(await freePort()) });
+  onTestFinished(() => stop(p));
+  let tree: SeenProcess[] = [];
+  while (!tree.some((c) => c.name === "postgres")) {
+    if (p.child.exitCode !== null) throw new Error(`exited before starting PostgreSQL:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 20));
+    tree = descendants(p.child.pid ?? 0);
+  }
+  p.child.kill("SIGTERM");
+  try {
+    expect(await p.exited, p.output()).toBe(0);
+    expect(p.output()).toMatch(/"msg":"stopped"/);
+    expect(await listening(embeddedPort())).toBe(false);
+    expect(stillRunning(tree)).toEqual([]);
+  } finally {
+    await cleanUp(tree);
   }
 }, 180_000);
 
@@ -186,7 +206,7 @@ it("refuses to start with one sentence naming the setting, no stack trace and no
   // With the right key (the one this database keeps, MASTER_KEY unset) it still starts: nothing was changed.
   const again = runCli("start", [], { ...env, PORT: String(await freePort()) });
   onTestFinished(() => stop(again));
-  await again.waitFor(/"msg":"listening"/, 60_000);
+  await again.waitFor(/"msg":"listening"/, 120_000);
   again.child.kill("SIGTERM");
   expect(await again.exited).toBe(0);
-}, 120_000);
+}, 300_000);
