@@ -1,35 +1,24 @@
-import pg from "pg";
-import { run, Logger as WorkerLogger, type Runner } from "graphile-worker";
+import { run, type Runner } from "graphile-worker";
 import type { Services } from "../src/platform/services.js";
 import type { Metrics } from "../src/http/metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
-import { workerPoolSize, workerTuning } from "./tuning.js";
+import { createWorkerPool, workerLogger, workerTuning } from "./tuning.js";
 import { startQueueVacuum } from "./queue-vacuum.js";
-import { guardPool } from "../src/platform/db/pool.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
 export async function startWorker(services: Services, databaseUrl: string, metrics?: Metrics): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
-  const pgPool = guardPool(
-    new pg.Pool({
-      connectionString: databaseUrl,
-      max: workerPoolSize(services.config.WORKER_CONCURRENCY),
-      connectionTimeoutMillis: services.config.DB_CONNECTION_TIMEOUT_MS,
-    }),
-    log,
-  );
+  const { WORKER_CONCURRENCY, DB_CONNECTION_TIMEOUT_MS } = services.config;
+  const pgPool = createWorkerPool(databaseUrl, WORKER_CONCURRENCY, log, DB_CONNECTION_TIMEOUT_MS);
   const recovery = await startCrashRecovery(services, databaseUrl);
   const runner = await run({
     pgPool,
-    ...workerTuning(services.config.WORKER_CONCURRENCY),
+    ...workerTuning(WORKER_CONCURRENCY),
     noHandleSignals: true,
     taskList: taskList(services),
     crontab: CRONTAB,
-    logger: new WorkerLogger((scope) => (level, message, meta) => {
-      const fn = level === "error" ? log.error : level === "warning" ? log.warn : log.debug;
-      fn.call(log, { ...scope, ...meta }, message);
-    }),
+    logger: workerLogger(log),
     events: recovery.events,
   }).catch(async (err: unknown) => {
     await recovery.stop();

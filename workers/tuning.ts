@@ -1,4 +1,7 @@
-import type { RunnerOptions } from "graphile-worker";
+import pg from "pg";
+import { Logger as WorkerLogger, type RunnerOptions } from "graphile-worker";
+import { guardPool } from "../src/platform/db/pool.js";
+import type { Logger } from "../src/platform/log.js";
 
 /**
  * How our graphile-worker pools fetch and complete jobs, shared with the bench's queue baseline so that the
@@ -12,7 +15,15 @@ import type { RunnerOptions } from "graphile-worker";
  * task only borrows one to add a job, so a connection per running job would sit idle (and could exceed
  * max_connections at a high WORKER_CONCURRENCY). Jobs mostly wait on their POSTs and shared statements.
  */
-export const workerPoolSize = (concurrency: number): number => Math.min(concurrency, 32) + 2;
+const workerPoolSize = (concurrency: number): number => Math.min(concurrency, 32) + 2;
+
+/**
+ * The pool graphile-worker runs on, sized by workerPoolSize and guarded like every pool of ours: a lost
+ * connection is logged and replaced (graphile-worker warns on stderr about a pool without error handlers).
+ */
+export function createWorkerPool(connectionString: string, concurrency: number, log: Logger, connectionTimeoutMs?: number): pg.Pool {
+  return guardPool(new pg.Pool({ connectionString, max: workerPoolSize(concurrency), connectionTimeoutMillis: connectionTimeoutMs }), log);
+}
 
 export function workerTuning(concurrency: number): Pick<RunnerOptions, "concurrency" | "pollInterval" | "preset"> {
   return {
@@ -26,4 +37,33 @@ export function workerTuning(concurrency: number): Pick<RunnerOptions, "concurre
       },
     },
   };
+}
+
+/** A job as log lines name it: the whole job would carry its payload. */
+function jobFields(job: unknown): unknown {
+  if (typeof job !== "object" || job === null) return job;
+  return {
+    id: "id" in job ? job.id : undefined,
+    task: "task_identifier" in job ? job.task_identifier : undefined,
+    attempts: "attempts" in job ? job.attempts : undefined,
+  };
+}
+
+/**
+ * graphile-worker's log lines in ours. Its errors arrive as `error` (or `fatalError`) and become `err`, which the
+ * log's serializer reduces to type, message and code.
+ */
+export function workerLogger(log: Logger): WorkerLogger {
+  return new WorkerLogger((scope) => (level, message, meta = {}) => {
+    const { error, fatalError, job, ...rest } = meta;
+    const fields = { ...scope, ...rest, ...(job === undefined ? {} : { job: jobFields(job) }) };
+    const err = error ?? fatalError;
+    const line = err === undefined ? fields : { ...fields, err };
+    // The local queue lets a few connections serve many concurrent jobs (workerPoolSize): graphile-worker's warning
+    // that the pool is smaller than the concurrency describes that choice, not a fault.
+    if (level === "warning" && "max" in rest && "concurrency" in rest) return log.debug(line, message);
+    if (level === "error") return log.error(line, message);
+    if (level === "warning") return log.warn(line, message);
+    return log.debug(line, message);
+  });
 }

@@ -6,12 +6,12 @@ import { generateWebhookSecret } from "../modules/webhooks/secret.js";
 import { deliveryHeaders } from "../modules/webhooks/message.js";
 
 /**
- * `listen`: local development without a tunnel. Reads the store's event feed (GET /public/v1/events) with the
+ * `partner-listen`: local development without a tunnel. Reads the store's event feed (GET /public/v1/events) with the
  * partner's own credentials and POSTs each event, signed as a webhook delivery is, to a local URL. It runs on the
  * developer's machine, so the forward target may be 127.0.0.1 and needs no private-network exception.
  */
 
-const USAGE = `Usage: listen --base-url <url> --client-id <id> --client-secret <secret> --forward-to <url> [options]
+const USAGE = `Usage: partner-listen --base-url <url> --client-id <id> --client-secret <secret> --forward-to <url> [options]
 
 Reads the event feed of the store your credentials are granted on and forwards every event to --forward-to,
 signed as a webhook delivery (X-Service-Signature and the Standard Webhooks headers).
@@ -170,6 +170,6 @@ main().catch((e: unknown) => {
     process.stderr.write(`${e.message}\n\n${USAGE}`);
     process.exit(2);
   }
-  process.stderr.write(`listen: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.stderr.write(`partner-listen: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);
 });

@@ -6,7 +6,6 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import { ApiError } from "../platform/errors.js";
 import { hashingStats, safeEqual } from "../platform/crypto/hash.js";
 import type { Logger } from "../platform/log.js";
-import type { Config } from "../platform/config.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
 import { send } from "./response.js";
@@ -17,6 +16,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
 import type { GrantCache } from "../platform/auth/grant-cache.js";
 import type { Services } from "../platform/services.js";
+import { assertReady } from "./readiness.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 import { PORTAL_ASSETS } from "./portal.js";
 
@@ -307,20 +307,31 @@ export class Metrics {
   }
 }
 
-/** For a worker-only process: /metrics (its job counters and the shared gauges) and /healthz, nothing else. */
-export function createMetricsServer(metrics: Metrics, config: Config): Server {
+/**
+ * For a worker-only process: /metrics (its job counters and the shared gauges), /healthz and /readyz (the database
+ * and the worker, see assertReady), nothing else.
+ */
+export function createMetricsServer(metrics: Metrics, services: Services, workerRunning: () => boolean): Server {
+  const { config } = services;
   const ctx = (path: string): ProblemContext => {
     const requestId = randomUUID();
     return { baseUrl: config.publicBaseUrl, instance: path, requestId, traceId: requestId.replace(/-/g, "") };
   };
+  const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>([
+    ["/metrics", (req, res) => metrics.handle(req, res, config.METRICS_TOKEN)],
+    ["/healthz", async (_req, res) => send(res, 200, { status: "ok" })],
+    [
+      "/readyz",
+      async (_req, res) => {
+        await assertReady(services, workerRunning);
+        send(res, 200, { status: "ready" });
+      },
+    ],
+  ]);
   return createServer(httpServerOptions(config), (req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
-    const answer =
-      req.method === "GET" && path === "/metrics"
-        ? metrics.handle(req, res, config.METRICS_TOKEN)
-        : req.method === "GET" && path === "/healthz"
-          ? Promise.resolve(send(res, 200, { status: "ok" }))
-          : Promise.reject(new ApiError("NOT_FOUND", `No route ${req.method} ${path}.`));
+    const route = req.method === "GET" ? routes.get(path) : undefined;
+    const answer = route ? route(req, res) : Promise.reject(new ApiError("NOT_FOUND", `No route ${req.method} ${path}.`));
     answer.catch((err: unknown) => sendProblem(res, err, ctx(path)));
   });
 }

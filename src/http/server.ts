@@ -9,7 +9,7 @@ import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
-import { migrationsApplied } from "../platform/db/migrate.js";
+import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "./response.js";
@@ -122,11 +122,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
     if (path === "/readyz") {
       only("GET");
-      const ready = await migrationsApplied((sql) => services.pool.query(sql)).catch(() => false);
-      if (!ready) throw new ApiError("SERVICE_UNAVAILABLE", "The database is unreachable or not migrated yet.", undefined, { "retry-after": "5" });
-      if (!(await services.rateLimiter.ready())) {
-        throw new ApiError("SERVICE_UNAVAILABLE", "The rate-limit counters (Redis) are unreachable.", undefined, { "retry-after": "5" });
-      }
+      await assertReady(services);
       return send(res, 200, { status: "ready" });
     }
     if (path === "/.well-known/jwks.json") {

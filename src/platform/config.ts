@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import { z } from "zod";
 import type { JWK } from "jose";
 import { DEFAULT_HASHING } from "./crypto/hash.js";
@@ -8,6 +9,29 @@ const port = z.coerce.number({ message: "must be a number" }).int("must be an in
 
 const positiveInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").positive("must be positive");
 const nonNegativeInt = z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more");
+
+function isJwk(value: unknown): value is JWK {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Why the `index`th JWK of JWT_PRIVATE_JWKS cannot sign tokens, or null when it can: it must be an Ed25519 private
+ * key with a kid, whose public half `x` is the one its private half `d` makes (a mismatch would sign tokens that
+ * the published key never verifies).
+ */
+function signingKeyProblem(jwk: unknown, index: number): string | null {
+  const name = isJwk(jwk) && typeof jwk.kid === "string" && jwk.kid !== "" ? `key "${jwk.kid}"` : `key ${index + 1}`;
+  if (!isJwk(jwk) || typeof jwk.kid !== "string" || jwk.kid === "") return `${name} has no kid`;
+  if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519" || typeof jwk.d !== "string") return `${name} is not a private Ed25519 JWK (kty OKP, crv Ed25519, d)`;
+  if (typeof jwk.x !== "string") return `${name} has no x (its public half)`;
+  try {
+    const key = createPrivateKey({ key: { kty: jwk.kty, crv: jwk.crv, d: jwk.d, x: jwk.x }, format: "jwk" });
+    if (createPublicKey(key).export({ format: "jwk" }).x !== jwk.x) return `${name}: its x is not the public half of its d`;
+  } catch {
+    return `${name} is not a valid Ed25519 key (its d or x does not decode to one)`;
+  }
+  return null;
+}
 
 const duration = /^(\d+)(ms|s|m|h|d)$/;
 const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -88,14 +112,19 @@ const envSchema = z
     JWT_PRIVATE_JWKS: z
       .string()
       .transform((value, ctx) => {
+        let keys: unknown;
         try {
-          const keys = JSON.parse(value) as unknown;
-          if (!Array.isArray(keys) || keys.some((k) => typeof k !== "object" || k === null || !("kid" in k) || !("d" in k))) throw new Error();
-          return keys as JWK[];
+          keys = JSON.parse(value);
         } catch {
-          ctx.addIssue({ code: "custom", message: "must be a JSON array of private JWKs, each with kid and d" });
+          keys = null;
+        }
+        if (!Array.isArray(keys) || keys.length === 0) {
+          ctx.addIssue({ code: "custom", message: "must be a JSON array of private Ed25519 JWKs, each with kid" });
           return z.NEVER;
         }
+        const problems = keys.map((k, i) => signingKeyProblem(k, i)).filter((p) => p !== null);
+        for (const message of problems) ctx.addIssue({ code: "custom", message });
+        return problems.length === 0 ? keys.filter(isJwk) : z.NEVER;
       })
       .optional(),
     /** Overrides of the published rate limits (requests per minute) for operators and benchmarks. */
@@ -148,7 +177,7 @@ const envSchema = z
     HTTP_QUEUE_TIMEOUT_MS: positiveInt.default(1000),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
     METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
-    /** A worker-only process (--role worker) serves /metrics and /healthz on this port when set. */
+    /** A worker-only process (--role worker) serves /metrics, /healthz and /readyz on this port; default PORT. */
     METRICS_PORT: port.optional(),
     /**
      * Deepest nesting of arrays and objects accepted in a JSON body (REST, the token endpoint, /graphql variables)
@@ -156,6 +185,11 @@ const envSchema = z
      * (idempotency fingerprints, GraphQL argument conversion) may then recurse without nearing the stack's end.
      */
     JSON_MAX_DEPTH: positiveInt.max(512, "must be at most 512").default(32),
+    /**
+     * Creates the demo SANDBOX store and its all-scope Application on the first start and prints their credentials
+     * once; default: on the embedded database (no DATABASE_URL) only.
+     */
+    DEMO: boolean.optional(),
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
     /** Highest cost of a /graphql operation (src/graphql/limits.ts); a full page of 100 orders costs 48,601. */
     GRAPHQL_MAX_COST: positiveInt.default(50_000),
@@ -189,21 +223,30 @@ const envSchema = z
 
 type Parsed = z.infer<typeof envSchema>;
 export type RateLimitBackend = NonNullable<Parsed["RATE_LIMIT_BACKEND"]>;
-export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND"> & {
+export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO"> & {
   HTTP_MAX_IN_FLIGHT: number;
   HTTP_MAX_QUEUED: number;
   RATE_LIMIT_BACKEND: RateLimitBackend;
+  METRICS_PORT: number;
+  DEMO: boolean;
   publicBaseUrl: string;
 };
 
+/** A setting that is wrong or does not fit the database or the host: the process stops with its message, no stack. */
 export class ConfigError extends Error {}
+
+/** Settings whose values are secrets (or may carry a password): a message about them never repeats the value. */
+const SECRET_SETTINGS = new Set(["MASTER_KEY", "JWT_PRIVATE_JWKS", "ADMIN_API_KEY", "METRICS_TOKEN", "DATABASE_URL", "REDIS_URL"]);
 
 /** Validates the environment; throws one line per bad variable so an operator can fix them all at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const source = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message} (got ${JSON.stringify(source[String(i.path[0])])})`);
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0]);
+      return `  ${i.path.join(".")}: ${i.message}${SECRET_SETTINGS.has(name) ? "" : ` (got ${JSON.stringify(source[name])})`}`;
+    });
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const c = parsed.data;
@@ -213,5 +256,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
   const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? (c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory");
-  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, RATE_LIMIT_BACKEND, publicBaseUrl };
+  // A worker has no API port, so its health and metrics take PORT unless told otherwise.
+  const METRICS_PORT = c.METRICS_PORT ?? c.PORT;
+  // A demo Application holding every scope belongs on a developer's embedded database, not on a shared server.
+  const DEMO = c.DEMO ?? c.DATABASE_URL === undefined;
+  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, RATE_LIMIT_BACKEND, METRICS_PORT, DEMO, publicBaseUrl };
 }

@@ -1,11 +1,12 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, type FixtureProduct } from "../helpers/fixtures.js";
-import { runCli } from "../helpers/process.js";
+import { ROOT, runCli, runProcess } from "../helpers/process.js";
+import { generateWebhookSecret } from "../../src/modules/webhooks/secret.js";
 import { type Receiver, startReceiver, verifySignature } from "../webhooks/receiver.js";
 
 /** The `listen` CLI as a child process, against the real server and a real local receiver. */
@@ -85,3 +86,49 @@ it("forwards signed events with the receiver's status, and resumes from its stat
     true,
   );
 });
+
+it("runs outside a clone as partner-listen: one built file with no dependencies forwards from any directory, and npx runs its packed tarball", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "partner-listen-"));
+  try {
+    const pkg = join(dir, "pkg");
+    const build = runProcess(process.execPath, ["scripts/build.mjs", "--listen", pkg], {});
+    expect(await build.exited, build.output()).toBe(0);
+    // The file alone, in a directory of its own: nothing of the clone (its node_modules, tsx) is within reach.
+    const away = join(dir, "away");
+    mkdirSync(away);
+    copyFileSync(join(pkg, "partner-listen.mjs"), join(away, "partner-listen.mjs"));
+    const orderId = await newOrder();
+    const secret = generateWebhookSecret();
+    const args = ["--base-url", app.baseUrl, "--client-id", t.clientId, "--client-secret", t.clientSecret, "--forward-to", receiver.url("/away")];
+    const once = runProcess(process.execPath, ["partner-listen.mjs", ...args, "--after", "0", "--once", "--secret", secret], {}, { cwd: away });
+    expect(await once.exited, once.output()).toBe(0);
+    const received = receiver.requests("/away");
+    expect(received.map((r) => (JSON.parse(r.body) as { data: { orderId: string } }).data.orderId)).toContain(orderId);
+    for (const r of received) expect(verifySignature(String(r.headers["x-service-signature"]), r.body, secret)).toBe(true);
+    expect(readdirSync(away).sort()).toEqual([".listen-state.json", "partner-listen.mjs"]);
+
+    // Packed, it is a package with the one bin, which npx runs from the tarball (its own cache: no registry needed).
+    const pack = runProcess("npm", ["pack", pkg, "--pack-destination", dir], {}, { cwd: dir });
+    expect(await pack.exited, pack.output()).toBe(0);
+    const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
+    expect(tarball).toMatch(/^partner-listen-[\d.]+\.tgz$/);
+    const npx = runProcess(
+      "npx",
+      ["--yes", "--cache", join(dir, "npm-cache"), "--package", join(dir, String(tarball)), "partner-listen", "--help"],
+      {},
+      { cwd: away },
+    );
+    expect(await npx.exited, npx.output()).toBe(0);
+    expect(npx.stdout()).toMatch(/^Usage: partner-listen --base-url/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 120_000);
+
+it("is the package's only bin, partner-listen, which runs from source in a clone whatever the directory", async () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { bin: Record<string, string> };
+  expect(pkg.bin).toEqual({ "partner-listen": "bin/partner-listen.mjs" });
+  const help = runProcess(process.execPath, [join(ROOT, pkg.bin["partner-listen"]), "--help"], {}, { cwd: tmpdir() });
+  expect(await help.exited, help.output()).toBe(0);
+  expect(help.stdout()).toMatch(/^Usage: partner-listen --base-url/);
+}, 60_000);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, type Tenant } from "../helpers/tenants.js";
@@ -15,7 +16,7 @@ let b: ApiProcess;
 beforeAll(async () => {
   app = await startTestApp();
   [a, b] = await Promise.all([startApiProcess(app.databaseUrl), startApiProcess(app.databaseUrl)]);
-}, 90_000);
+}, 150_000);
 afterAll(async () => {
   await Promise.all([a, b].filter(Boolean).map(stopApiProcess));
   await app.close();
@@ -90,10 +91,12 @@ describe("request logs", () => {
 });
 
 describe("--role worker", () => {
-  it("runs jobs without an API, and serves its metrics on METRICS_PORT", async () => {
+  it("runs jobs without an API, and serves its metrics, /healthz and /readyz on METRICS_PORT", async () => {
     const worker = await startApiProcess(app.databaseUrl, {}, "worker");
     try {
       expect((await fetch(`${worker.baseUrl}/public/v1/store`)).status).toBe(404);
+      expect(await (await fetch(`${worker.baseUrl}/healthz`)).json()).toEqual({ status: "ok" });
+      expect(await (await fetch(`${worker.baseUrl}/readyz`)).json()).toEqual({ status: "ready" });
       await app.services.pool.query(`SELECT graphile_worker.add_job('cleanup_rate_limits', '{}'::json)`);
       const deadline = Date.now() + 10_000;
       let text = "";
@@ -108,7 +111,79 @@ describe("--role worker", () => {
       await stopApiProcess(worker);
     }
     expect(await worker.exited).toBe(0);
-  });
+  }, 120_000);
+
+  it("answers /healthz and /readyz on PORT when METRICS_PORT is not set", async () => {
+    const worker = await startApiProcess(app.databaseUrl, {}, "worker", "PORT");
+    try {
+      const ready = await fetch(`${worker.baseUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: "ready" });
+      expect((await fetch(`${worker.baseUrl}/healthz`)).status).toBe(200);
+    } finally {
+      await stopApiProcess(worker);
+    }
+  }, 120_000);
+});
+
+/** The JSON lines of a process's standard output (what a log collector reads). */
+function jsonLines(p: ApiProcess): Record<string, unknown>[] {
+  return p
+    .output()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe("log lines", () => {
+  it("carry a lost connection's error as { type, message, code }, never the client that held it", async () => {
+    // node-postgres names its connections after PGAPPNAME: the worker's can be told from everyone else's.
+    const name = `lost_${randomBytes(4).toString("hex")}`;
+    const worker = await startApiProcess(app.databaseUrl, { PGAPPNAME: name }, "worker");
+    try {
+      const { rows } = await app.services.pool.query<{ pid: number }>("select pid from pg_stat_activity where application_name = $1", [name]);
+      expect(rows.length).toBeGreaterThan(1);
+      await app.services.pool.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1", [name]);
+      const deadline = Date.now() + 10_000;
+      while (!/idle database connection lost/.test(worker.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(worker.output()).toMatch(/idle database connection lost/);
+      // Its connections come back: still ready.
+      await expect.poll(async () => (await fetch(`${worker.baseUrl}/readyz`)).status, { timeout: 10_000 }).toBe(200);
+    } finally {
+      await stopApiProcess(worker);
+    }
+    const lines = jsonLines(worker);
+    const idle = lines.find((l) => l.msg === "idle database connection lost; the pool replaces it");
+    expect(idle?.err).toEqual({ type: "DatabaseError", message: "terminating connection due to administrator command", code: "57P01" });
+    expect(JSON.stringify(idle).length).toBeLessThan(500);
+    // Every other line about the lost connections (the LISTENs, the liveness lock) carries its error the same way.
+    for (const line of lines.filter((l) => "err" in l || "error" in l)) {
+      expect(line).not.toHaveProperty("error");
+      expect(
+        Object.keys(line.err ?? {}).every((k) => ["type", "message", "code", "stack"].includes(k)),
+        JSON.stringify(line),
+      ).toBe(true);
+      expect(JSON.stringify(line).length).toBeLessThan(2000);
+    }
+  }, 120_000);
+});
+
+describe("the demo store", () => {
+  it("is not created on DATABASE_URL (no secret printed) unless DEMO=true, which prints it to standard error only", async () => {
+    for (const p of [a, b]) expect(p.output()).not.toContain("client_secret");
+    const demo = () => app.services.db.store.count({ where: { name: "Demo Sandbox Store" } });
+    expect(await demo()).toBe(0);
+    const withDemo = await startApiProcess(app.databaseUrl, { DEMO: "true" });
+    try {
+      await expect.poll(() => withDemo.output(), { timeout: 10_000 }).toMatch(/client_secret: cs_\S+/);
+      expect(await demo()).toBe(1);
+    } finally {
+      await stopApiProcess(withDemo);
+    }
+    const secret = /client_secret: (\S+)/.exec(withDemo.output())?.[1] ?? "";
+    expect(withDemo.stderr()).toContain(secret);
+    expect(withDemo.stdout()).not.toContain(secret);
+  }, 120_000);
 });
 
 interface Outcome {

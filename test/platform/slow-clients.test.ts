@@ -71,7 +71,7 @@ describe("slow clients", () => {
   });
 
   it("holds a worker's metrics server to the same bounds", async () => {
-    const server: Server = createMetricsServer(new Metrics(app.services.pool, app.services.log), app.services.config);
+    const server: Server = createMetricsServer(new Metrics(app.services.pool, app.services.log), app.services, () => true);
     try {
       const port = await listen(server, 0, "127.0.0.1");
       const { heldMs } = await trickle(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ", SLOW_HEADERS, HEADERS_TIMEOUT_MS + 5000);

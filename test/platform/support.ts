@@ -1,12 +1,8 @@
-import { freePort } from "../../src/platform/db/embedded.js";
-import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { freePort, runProcess, type ServiceProcess } from "../helpers/process.js";
 import { expect } from "vitest";
 import type { ApiResponse } from "../helpers/tenants.js";
 import { ADMIN_KEY } from "../helpers/tenants.js";
 import type { TestApp } from "../helpers/app.js";
-
-export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Asserts a problem+json answer; `field`, when given, must be among its `errors[].field`. */
 export function expectProblem(res: ApiResponse<unknown>, status: number, code: string, field?: string): Record<string, unknown> {
@@ -46,25 +42,28 @@ export async function startOfFreshMinute(neededSeconds: number): Promise<void> {
   if (left < neededSeconds) await new Promise((r) => setTimeout(r, left * 1000 + 200));
 }
 
-export interface ApiProcess {
-  child: ChildProcess;
+export interface ApiProcess extends ServiceProcess {
   baseUrl: string;
-  output: () => string;
-  exited: Promise<number | null>;
 }
 
 /**
- * `tsx src/cli/start.ts --role <role>` as its own process (node + tsx loader, so signals reach it directly).
- * An api process is reached on PORT; a worker on METRICS_PORT, where it serves /metrics and /healthz.
+ * `tsx src/cli/start.ts --role <role>` as its own process (node + tsx loader, so signals reach it directly), once it
+ * answers /readyz. An api process is reached on PORT; a worker on METRICS_PORT (or PORT, its default), where it
+ * serves /metrics, /healthz and /readyz. It sees only the environment given here, none of the test run's.
  */
-export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, role: "api" | "worker" = "api"): Promise<ApiProcess> {
+export async function startApiProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  role: "api" | "worker" = "api",
+  portVar: "PORT" | "METRICS_PORT" = role === "api" ? "PORT" : "METRICS_PORT",
+): Promise<ApiProcess> {
   const port = await freePort();
-  const portVar = role === "api" ? "PORT" : "METRICS_PORT";
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/start.ts", "--role", role], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
+  const p = runProcess(
+    process.execPath,
+    ["--import", "tsx", "src/cli/start.ts", "--role", role],
+    {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
       DATABASE_URL: databaseUrl,
       [portVar]: String(port),
       HOST: "127.0.0.1",
@@ -77,28 +76,25 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
       HTTP_QUEUE_TIMEOUT_MS: "30000",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    { inheritEnv: false },
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 40_000;
+  // Generous: a loaded machine (several suites at once) has taken over 35 s to start one.
+  const deadline = Date.now() + 80_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${role} process exited early (${child.exitCode}):\n${out}`);
-    const ok = await fetch(`${baseUrl}/${role === "api" ? "readyz" : "healthz"}`).then(
+    if (p.child.exitCode !== null) throw new Error(`${role} process exited early (${p.child.exitCode}):\n${p.output()}`);
+    const ok = await fetch(`${baseUrl}/readyz`).then(
       (r) => r.status === 200,
       () => false,
     );
     if (ok) break;
     if (Date.now() > deadline) {
-      child.kill("SIGKILL");
-      throw new Error(`${role} process did not become ready:\n${out}`);
+      p.child.kill("SIGKILL");
+      throw new Error(`${role} process did not become ready:\n${p.output()}`);
     }
     await new Promise((r) => setTimeout(r, 150));
   }
-  return { child, baseUrl, output: () => out, exited };
+  return { ...p, baseUrl };
 }
 
 export async function stopApiProcess(p: ApiProcess): Promise<void> {

@@ -3,6 +3,8 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { runCli } from "../helpers/process.js";
 import { replayJobKey } from "../../src/modules/webhooks/jobs.js";
 import { call, createTenant, getToken, graphql } from "../helpers/tenants.js";
+import { tableCounter } from "../platform/support.js";
+import { randomBytes } from "node:crypto";
 
 /** The admin CLI as operators run it: a real child process against the test server's database. */
 
@@ -11,14 +13,18 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_TIMEOUT_MS: "500" });
-  env = { DATABASE_URL: app.databaseUrl, LOG_LEVEL: "warn" };
+  env = { DATABASE_URL: app.databaseUrl, LOG_LEVEL: "warn", MASTER_KEY: "" };
 });
 afterAll(() => app.close());
 
 async function admin(...args: string[]): Promise<{ code: number | null; out: string }> {
-  const p = runCli("admin", args, env);
+  return adminWith(env, ...args);
+}
+
+async function adminWith(environment: Record<string, string>, ...args: string[]): Promise<{ code: number | null; out: string; stderr: string }> {
+  const p = runCli("admin", args, environment);
   const code = await p.exited;
-  return { code, out: p.output() };
+  return { code, out: p.output(), stderr: p.stderr() };
 }
 
 async function json<T>(...args: string[]): Promise<T> {
@@ -135,4 +141,41 @@ describe("commands", () => {
     expect(rows).toHaveLength(1);
     expect((await admin("inspect-delivery", "--id", "5a4c1e2e-9d1b-4f7e-8a51-3b2f0c9d7e61")).code).toBe(1);
   }, 240_000);
+});
+
+describe("the master key", () => {
+  /** Refused: exit 1, one sentence on standard error naming MASTER_KEY, no stack trace. */
+  function expectRefused(r: { code: number | null; out: string; stderr: string }): void {
+    expect(r.code, r.out).toBe(1);
+    expect(r.stderr.trim().split("\n"), r.out).toHaveLength(1);
+    expect(r.stderr).toMatch(/^MASTER_KEY .*: set MASTER_KEY to /);
+    expect(r.out).not.toMatch(/^\s+at /m);
+  }
+
+  it("a MASTER_KEY that does not open the stored secrets stops the CLI with one sentence, exit 1, and writes nothing", async () => {
+    const counts = await tableCounter(app);
+    const before = await counts();
+    const kept = await app.services.db.systemSecret.findUniqueOrThrow({ where: { name: "master_key" } });
+    expectRefused(await adminWith({ ...env, MASTER_KEY: randomBytes(32).toString("base64") }, "create-store", "--name", "Never", "--environment", "sandbox"));
+    expect(await counts()).toEqual(before);
+    expect(await app.services.db.systemSecret.findUniqueOrThrow({ where: { name: "master_key" } })).toEqual(kept);
+  }, 60_000);
+
+  it("a database whose secrets were encrypted under a MASTER_KEY it does not keep never gets a key generated: without MASTER_KEY the CLI refuses", async () => {
+    const key = randomBytes(32).toString("base64");
+    const keyed = await startTestApp({ MASTER_KEY: key });
+    try {
+      const keptKey = () => keyed.services.db.systemSecret.findUnique({ where: { name: "master_key" } });
+      expect(await keptKey()).toBeNull();
+      const without = { ...env, DATABASE_URL: keyed.databaseUrl };
+      expectRefused(await adminWith(without, "list-stores"));
+      expect(await keptKey()).toBeNull();
+      // With its key, it works.
+      const listed = await adminWith({ ...without, MASTER_KEY: key }, "list-stores", "--json");
+      expect(listed.code, listed.out).toBe(0);
+      expect(await keptKey()).toBeNull();
+    } finally {
+      await keyed.close();
+    }
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { ConfigError, loadConfig } from "../../src/platform/config.js";
 
 it("defaults are the documented ones", () => {
@@ -65,4 +66,33 @@ it("caches grants for 4 s by default, 0 turns it off, and refuses more than the 
     /^ {2}GRANT_CACHE_TTL_MS: must be at most 5000 \(a revoked grant must fail within 5 seconds\) \(got "5001"\)$/m,
   );
   expect(() => loadConfig({ GRANT_CACHE_TTL_MS: "-1" })).toThrow(/GRANT_CACHE_TTL_MS: must be 0 or more/);
+});
+
+it("makes the demo on the embedded database only unless DEMO says, and serves a worker's health on PORT unless METRICS_PORT says", () => {
+  expect(loadConfig({}).DEMO).toBe(true);
+  expect(loadConfig({ DATABASE_URL: "postgresql://127.0.0.1/x" }).DEMO).toBe(false);
+  expect(loadConfig({ DATABASE_URL: "postgresql://127.0.0.1/x", DEMO: "true" }).DEMO).toBe(true);
+  expect(loadConfig({ DEMO: "false" }).DEMO).toBe(false);
+  expect(loadConfig({ PORT: "4000" }).METRICS_PORT).toBe(4000);
+  expect(loadConfig({ PORT: "4000", METRICS_PORT: "9464" }).METRICS_PORT).toBe(9464);
+});
+
+it("takes only Ed25519 private keys whose x matches d in JWT_PRIVATE_JWKS, and never repeats a secret setting's value", () => {
+  const jwk = { ...generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" }), kid: "k1" };
+  const other = generateKeyPairSync("ed25519").privateKey.export({ format: "jwk" });
+  expect(loadConfig({ JWT_PRIVATE_JWKS: JSON.stringify([jwk]) }).JWT_PRIVATE_JWKS).toEqual([jwk]);
+  const refused = (value: unknown) => () => loadConfig({ JWT_PRIVATE_JWKS: JSON.stringify(value) });
+  expect(refused([{ ...jwk, x: other.x }])).toThrow(/JWT_PRIVATE_JWKS: key "k1": its x is not the public half of its d$/m);
+  expect(refused([{ ...jwk, kty: "RSA" }])).toThrow(/key "k1" is not a private Ed25519 JWK/);
+  expect(refused([{ ...jwk, kid: undefined }])).toThrow(/key 1 has no kid/);
+  expect(refused([{ ...jwk, d: "eA" }])).toThrow(/key "k1" is not a valid Ed25519 key/);
+  expect(refused([])).toThrow(/must be a JSON array of private Ed25519 JWKs/);
+  for (const [name, value] of [
+    ["JWT_PRIVATE_JWKS", JSON.stringify([{ ...jwk, x: other.x }])],
+    ["MASTER_KEY", randomBytes(31).toString("base64")],
+    ["ADMIN_API_KEY", "short-secret"],
+    ["DATABASE_URL", "mysql://user:hunter2@db/x"],
+  ]) {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^ {2}${name}: [^(]*$`, "m"));
+  }
 });

@@ -38,7 +38,7 @@ beforeAll(async () => {
   };
   api = runCli("start", ["--role", "api"], { ...env, PORT: String(apiPort) });
   worker = runCli("start", ["--role", "worker"], { ...env, PORT: "0", METRICS_PORT: String(metricsPort) });
-  await Promise.all([api.waitFor(/"msg":"listening"/, 90_000), worker.waitFor(/serving \/metrics/, 90_000)]);
+  await Promise.all([api.waitFor(/"msg":"listening"/, 90_000), worker.waitFor(/"msg":"worker started"/, 90_000)]);
   apiBase = `http://127.0.0.1:${apiPort}`;
   metricsBase = `http://127.0.0.1:${metricsPort}`;
 }, 120_000);

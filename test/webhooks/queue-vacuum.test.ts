@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pg from "pg";
+import type pg from "pg";
 import { Logger, run, type Runner } from "graphile-worker";
 import { createTestDatabase } from "../helpers/database.js";
 import { createLogger } from "../../src/platform/log.js";
 import { startQueueVacuum, type QueueVacuum } from "../../workers/queue-vacuum.js";
-import { workerTuning } from "../../workers/tuning.js";
+import { createWorkerPool, workerTuning } from "../../workers/tuning.js";
 import { waitFor } from "./receiver.js";
 
 /** The worker's own vacuum of the jobs table: real graphile-worker runs real jobs on a database of its own. */
@@ -17,7 +17,7 @@ let ran = 0;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: database.url, max: 6 });
+  pool = createWorkerPool(database.url, 4, createLogger("silent"));
   runner = await run({
     pgPool: pool,
     ...workerTuning(4),

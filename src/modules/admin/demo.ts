@@ -9,8 +9,9 @@ export interface DemoCredentials {
 }
 
 /**
- * On the very first start, a SANDBOX store, an Application with every scope and a Grant, so a newcomer can
- * call the API at once. A marker row makes this happen once: later starts print nothing secret.
+ * On the very first start with DEMO (the embedded database's default), a SANDBOX store, an Application with every
+ * scope and a Grant, so a newcomer can call the API at once. A marker row makes this happen once: later starts
+ * print nothing secret.
  */
 export async function ensureDemo(db: Db): Promise<DemoCredentials | null> {
   const claimed = await db.systemSecret.createMany({ data: [{ name: "demo_created", value: new Date().toISOString() }], skipDuplicates: true });

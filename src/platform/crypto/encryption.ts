@@ -13,6 +13,16 @@ export class SecretBox {
     return ["v1", iv, cipher.getAuthTag(), ct].map((p) => (typeof p === "string" ? p : p.toString("base64url"))).join(".");
   }
 
+  /** True when this key decrypts `stored` (AES-GCM's tag check fails under any other key). */
+  opens(stored: string): boolean {
+    try {
+      this.decrypt(stored);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   decrypt(stored: string): string {
     const [version, iv, tag, ct] = stored.split(".");
     if (version !== "v1" || !iv || !tag || ct === undefined) throw new Error("unrecognised ciphertext");

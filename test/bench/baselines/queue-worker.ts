@@ -1,9 +1,9 @@
 import http from "node:http";
-import pg from "pg";
 import { run, Logger, type Task } from "graphile-worker";
 import { signatureHeader } from "../../../src/modules/webhooks/signing.js";
 import { QUEUE_BASELINE_TASK } from "../lib/webhooks.js";
-import { workerPoolSize, workerTuning } from "../../../workers/tuning.js";
+import { createWorkerPool, workerTuning } from "../../../workers/tuning.js";
+import { createLogger } from "../../../src/platform/log.js";
 
 /**
  * Baseline for the delivery benchmarks: graphile-worker alone, run with the options workers/runner.ts uses, and
@@ -39,7 +39,7 @@ const benchPost: Task = async (payload) => {
   await post(url, id);
 };
 
-const pgPool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: workerPoolSize(concurrency) });
+const pgPool = createWorkerPool(process.env.DATABASE_URL ?? "", concurrency, createLogger("silent"));
 const runner = await run({
   pgPool,
   ...workerTuning(concurrency),

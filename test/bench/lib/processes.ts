@@ -152,6 +152,8 @@ function startScript(env: Record<string, string>): { env: Record<string, string>
     const [name, ...value] = (words.shift() ?? "").split("=");
     assignments[name] = value.join("=");
   }
+  // The script execs node, so that the signals npm forwards reach the service rather than a shell.
+  if (words[0] === "exec") words.shift();
   const [command, ...args] = words;
   if (command !== "node") throw new Error(`package.json's start script must run node directly, not ${command}`);
   const firstArgument = args.findIndex((a) => !a.startsWith("-"));
