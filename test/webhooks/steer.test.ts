@@ -169,8 +169,22 @@ describe("PATCH /public/v1/webhooks/{id}", () => {
   it("checks its input: URL rules as on create, scopes of each type, an empty body", async () => {
     const endpoint = await register("/patch-checks");
     const path = `/public/v1/webhooks/${endpoint.id}`;
-    const metadata = await call(app, "PATCH", path, { token: tenant.token, body: { url: "http://169.254.169.254/latest" } });
-    expect(metadata.status).toBe(422);
+    // Private networks are allowed here, cloud metadata services never are, in any encoding; refused from the URL
+    // alone (nothing listens at these addresses on this machine, and nothing is contacted).
+    for (const url of [
+      "http://169.254.169.254/latest",
+      "http://100.100.100.200/latest/meta-data/",
+      "http://0x646464c8/",
+      "http://[::ffff:a9fe:a9fe]/",
+      "http://metadata.google.internal./",
+    ]) {
+      const patched = await call<{ errors: { field: string; code: string }[] }>(app, "PATCH", path, { token: tenant.token, body: { url } });
+      expect(patched.status, url).toBe(422);
+      expect(patched.body.errors[0]).toMatchObject({ field: "url", code: "PRIVATE_NETWORK" });
+      const created = await call(app, "POST", "/public/v1/webhooks", { token: tenant.token, body: { url, events: ["order.created"] } });
+      expect(created.status, url).toBe(422);
+    }
+    expect((await endpointRow(endpoint.id)).url).toBe(receiver.url("/patch-checks"));
     expect((await call(app, "PATCH", path, { token: tenant.token, body: {} })).status).toBe(400);
     expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "FAILED" } })).status).toBe(400);
     expect((await call(app, "PATCH", path, { token: tenant.token, body: { events: ["order.nope"] } })).status).toBe(400);
