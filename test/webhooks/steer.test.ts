@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { call, createTenant, getToken, type Tenant } from "../helpers/tenants.js";
+import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
 import type { EventData, EventType } from "../../src/modules/events/types.js";
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
@@ -194,6 +194,55 @@ describe("PATCH /public/v1/webhooks/{id}", () => {
     const denied = await call(app, "PATCH", `/public/v1/webhooks/${own.id}`, { token: limited.token, body: { events: ["order.created"] } });
     expect(denied.status).toBe(403);
     expect((await call(app, "PATCH", path, { token: limited.token, body: { status: "INACTIVE" } })).status).toBe(404);
+  });
+
+  it("an endpoint an administrator set INACTIVE stays so until an administrator changes it: the partner's ACTIVE is 403", async () => {
+    const endpoint = await register("/admin-off");
+    const path = `/public/v1/webhooks/${endpoint.id}`;
+    const setStatus = (status: string) =>
+      graphql<{ setWebhookEndpointStatus: { status: string } }>(
+        app,
+        "mutation($id: ID!, $status: WebhookEndpointSwitch!) { setWebhookEndpointStatus(id: $id, status: $status) { status } }",
+        {
+          id: endpoint.id,
+          status,
+        },
+      );
+    expect((await setStatus("INACTIVE")).data).toEqual({ setWebhookEndpointStatus: { status: "INACTIVE" } });
+
+    const refused = await call<{ code: string; detail: string }>(app, "PATCH", path, {
+      token: tenant.token,
+      body: { status: "ACTIVE", url: receiver.url("/admin-off-2") },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("FORBIDDEN");
+    expect(refused.body.detail).toMatch(/administrator/);
+    // Nothing of the refused request was applied.
+    expect(await endpointRow(endpoint.id)).toMatchObject({
+      status: "INACTIVE",
+      url: receiver.url("/admin-off"),
+      disabledReason: "Set INACTIVE by an administrator.",
+    });
+
+    // The partner still changes its URL and events, and may say INACTIVE again: the administrator's word stays.
+    const moved = await call<Record<string, unknown>>(app, "PATCH", path, { token: tenant.token, body: { url: receiver.url("/admin-off-2"), events: ["*"] } });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ status: "INACTIVE", url: receiver.url("/admin-off-2"), events: ["*"] });
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "INACTIVE" } })).status).toBe(200);
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "ACTIVE" } })).status).toBe(403);
+    const recover = await call<{ detail: string }>(app, "POST", `${path}/recover`, {
+      token: tenant.token,
+      body: { since: new Date(Date.now() - 60_000).toISOString() },
+    });
+    expect(recover.status).toBe(422);
+    expect(recover.body.detail).toMatch(/administrator/);
+
+    // An administrator's ACTIVE ends it; from then on the partner's own INACTIVE and ACTIVE work as before.
+    expect((await setStatus("ACTIVE")).data).toEqual({ setWebhookEndpointStatus: { status: "ACTIVE" } });
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "INACTIVE" } })).status).toBe(200);
+    const back = await call<Record<string, unknown>>(app, "PATCH", path, { token: tenant.token, body: { status: "ACTIVE" } });
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ status: "ACTIVE", disabledReason: null });
   });
 
   it('"*" follows the scopes the Application holds at delivery time', async () => {

@@ -1,10 +1,10 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
 import type { TestEventData } from "./events.js";
-import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
+import { invalidRequest, notFound } from "../../platform/errors.js";
 import type { Prisma, Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
 import { runAttempt } from "./attempt.js";
-import { ownerWhere, type Owner } from "./endpoints.js";
+import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
 import { isUuid } from "../../platform/uuid.js";
 import { paginate } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
@@ -64,12 +64,6 @@ export function deliveryAttempts(db: Tx, deliveryId: string) {
 
 const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
 
-function inactive(endpointId: string) {
-  return unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; an administrator must re-enable it first.`, [
-    { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
-  ]);
-}
-
 /**
  * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
  * until that attempt ends. The replay job has a key of its own, so the delivery's scheduled
@@ -85,12 +79,12 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
   }
   const found = await tx.webhookDelivery.findMany({
     where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
-    select: { id: true, endpoint: { select: { id: true, status: true } } },
+    select: { id: true, endpoint: { select: { id: true, status: true, disabledByAdmin: true } } },
   });
   const missing = unique.find((id) => !found.some((d) => d.id === id));
   if (missing) throw notFound("webhook delivery", missing);
   const off = found.find((d) => d.endpoint.status === "INACTIVE");
-  if (off) throw inactive(off.endpoint.id);
+  if (off) throw inactiveEndpoint(off.endpoint);
 
   await tx.$executeRaw(markReplaysPending(unique));
   await tx.$executeRaw(enqueueReplays(DELIVER_TASK, REPLAY_JOB_KEY_PREFIX, unique));
@@ -105,10 +99,10 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
 export async function sendTestEvent(services: Services, owner: Owner, endpointId: string): Promise<string> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id: endpointId, ...ownerWhere(owner) },
-    select: { id: true, status: true, applicationId: true, storeId: true },
+    select: { id: true, status: true, disabledByAdmin: true, applicationId: true, storeId: true },
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
-  if (endpoint.status === "INACTIVE") throw inactive(endpoint.id);
+  if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
 
   const deliveryId = await services.db.$transaction(async (tx) => {
     const event = await tx.event.create({

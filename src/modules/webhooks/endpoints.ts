@@ -22,6 +22,19 @@ export function ownerWhere(owner: Owner): { applicationId?: string; storeId?: st
   return owner ?? {};
 }
 
+/**
+ * The 422 every send an INACTIVE endpoint is asked for answers (a test, a replay, a recover): it receives nothing. Who
+ * can change that depends on who stopped it.
+ */
+export function inactiveEndpoint(endpoint: { id: string; disabledByAdmin: boolean }) {
+  const fix = endpoint.disabledByAdmin
+    ? "an administrator set it INACTIVE, and only an administrator can set it ACTIVE again"
+    : "set it ACTIVE first (PATCH /public/v1/webhooks/{id})";
+  return unprocessable(`Webhook endpoint ${endpoint.id} is INACTIVE and receives nothing; ${fix}.`, [
+    { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
+  ]);
+}
+
 export interface EndpointInput {
   url: string;
   events: readonly string[];
@@ -113,12 +126,22 @@ export interface EndpointChanges {
 /** Said of an endpoint set INACTIVE through PATCH (the service sets its own reasons when it stops one). */
 const DISABLED_ON_REQUEST = "Set INACTIVE on request.";
 
+/** Said of an endpoint an administrator set INACTIVE. */
+const DISABLED_BY_ADMIN = "Set INACTIVE by an administrator.";
+
+function keptInactiveByAdmin(id: string) {
+  return forbidden(
+    `Webhook endpoint ${id} was set INACTIVE by an administrator and stays INACTIVE until an administrator sets it ACTIVE; contact support. ` +
+      "Its url and events can still be changed.",
+  );
+}
+
 /**
  * Changes an endpoint's URL, subscription or status, keeping its secret, history and deliveries (the caller has checked
  * the input). A partner's scopes are its token's; an administrator acts with the Application's. ACTIVE resumes an
- * INACTIVE endpoint with a fresh health record (a FAILED one stays FAILED until a success); INACTIVE stops it, and
- * its pending retries end at their next due time. The URL check resolves the host before `transact` starts; answers
- * what `readBack` reads in the transaction.
+ * INACTIVE endpoint with a fresh health record (a FAILED one stays FAILED until a success), unless an administrator
+ * set it INACTIVE and a partner asks (403); INACTIVE stops it, and its pending retries end at their next due time.
+ * The URL check resolves the host before `transact` starts; answers what `readBack` reads in the transaction.
  */
 export async function updateEndpoint<T>(
   services: Services,
@@ -131,24 +154,39 @@ export async function updateEndpoint<T>(
 ): Promise<T> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id, ...ownerWhere(owner) },
-    select: { id: true, status: true, store: { select: { environment: true } }, application: { select: { scopes: true } } },
+    select: {
+      id: true,
+      status: true,
+      disabledByAdmin: true,
+      store: { select: { environment: true } },
+      application: { select: { scopes: true } },
+    },
   });
   if (!endpoint) throw notFound("webhook endpoint", id);
+  const reactivating = changes.status === "ACTIVE" && endpoint.status === "INACTIVE";
+  if (principal && reactivating && endpoint.disabledByAdmin) throw keptInactiveByAdmin(id);
   const scopes = new Set<string>(principal ? principal.scopes : endpoint.application.scopes);
   const events = changes.events ? subscription(changes.events, (scope) => scopes.has(scope)) : undefined;
   if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url);
+  const stoppedNow = endpoint.status !== "INACTIVE";
   const status =
     changes.status === "INACTIVE"
-      ? { status: "INACTIVE" as const, disabledReason: endpoint.status === "INACTIVE" ? undefined : DISABLED_ON_REQUEST }
-      : changes.status === "ACTIVE" && endpoint.status === "INACTIVE"
-        ? { status: "ACTIVE" as const, disabledReason: null, failingSince: null, failureCount: 0 }
+      ? principal
+        ? { status: "INACTIVE" as const, disabledReason: stoppedNow ? DISABLED_ON_REQUEST : undefined }
+        : { status: "INACTIVE" as const, disabledReason: DISABLED_BY_ADMIN, disabledByAdmin: true }
+      : reactivating
+        ? { status: "ACTIVE" as const, disabledReason: null, disabledByAdmin: false, failingSince: null, failureCount: 0 }
         : {};
   return transact(async (tx) => {
     const { count } = await tx.webhookEndpoint.updateMany({
-      where: { id, ...ownerWhere(owner) },
+      // A partner's ACTIVE holds only while no administrator has set the endpoint INACTIVE meanwhile.
+      where: { id, ...ownerWhere(owner), ...(principal && reactivating ? { disabledByAdmin: false } : {}) },
       data: { ...(changes.url ? { url: changes.url } : {}), ...(events ? { events } : {}), ...status },
     });
-    if (count === 0) throw notFound("webhook endpoint", id);
+    if (count === 0) {
+      const still = await tx.webhookEndpoint.findFirst({ where: { id, ...ownerWhere(owner) }, select: { id: true } });
+      throw still ? keptInactiveByAdmin(id) : notFound("webhook endpoint", id);
+    }
     return readBack(tx);
   });
 }
@@ -158,7 +196,10 @@ export async function updateEndpoint<T>(
  * by deliveries.
  */
 export async function setEndpointStatus(db: Tx, id: string, status: Exclude<WebhookEndpointStatus, "FAILED">): Promise<void> {
-  const data = status === "ACTIVE" ? { status, disabledReason: null, failingSince: null } : { status, disabledReason: "Set INACTIVE by an administrator." };
+  const data =
+    status === "ACTIVE"
+      ? { status, disabledReason: null, disabledByAdmin: false, failingSince: null }
+      : { status, disabledReason: DISABLED_BY_ADMIN, disabledByAdmin: true };
   const { count } = await db.webhookEndpoint.updateMany({ where: { id }, data });
   if (count === 0) throw notFound("webhook endpoint", id);
 }

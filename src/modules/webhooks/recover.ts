@@ -1,7 +1,7 @@
-import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
+import { invalidRequest, notFound } from "../../platform/errors.js";
 import type { Tx } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
-import { ownerWhere, type Owner } from "./endpoints.js";
+import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
 import { DELIVER_TASK, RECOVER_JOB_KEY_PREFIX, RECOVER_STATUSES, RECOVER_TASK, type RecoverPayload } from "./jobs.js";
 import { enqueueRecovery, RECOVER_BATCH } from "./sql/recover.js";
 
@@ -20,13 +20,12 @@ export async function requestRecovery(tx: Tx, owner: Owner, endpointId: string, 
       { field: "since", code: "OUT_OF_RANGE", message: "must be before until" },
     ]);
   }
-  const endpoint = await tx.webhookEndpoint.findFirst({ where: { id: endpointId, ...ownerWhere(owner) }, select: { id: true, status: true } });
+  const endpoint = await tx.webhookEndpoint.findFirst({
+    where: { id: endpointId, ...ownerWhere(owner) },
+    select: { id: true, status: true, disabledByAdmin: true },
+  });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
-  if (endpoint.status === "INACTIVE") {
-    throw unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; set it ACTIVE first (PATCH /public/v1/webhooks/{id}).`, [
-      { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
-    ]);
-  }
+  if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
   const count = await tx.webhookDelivery.count({
     where: { endpointId, status: { in: [...RECOVER_STATUSES] }, createdAt: { gte: window.since, lt: until } },
   });

@@ -197,7 +197,8 @@ export const webhookRoutes = [
     summary: "Change a webhook endpoint (extension to the contract)",
     description:
       'Any of url (checked as on registration), events (or ["*"]: every type the Application\'s scopes allow when an event is delivered, ' +
-      "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed). " +
+      "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed), " +
+      "unless an administrator set it INACTIVE: then ACTIVE is 403 FORBIDDEN until an administrator re-enables it (url and events still change). " +
       "The secret, the history and the delivery log are kept.",
     scope: "webhooks:manage",
     pathParams: idPath,

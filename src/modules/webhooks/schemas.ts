@@ -37,7 +37,9 @@ export const UpdateWebhookEndpointBody: JsonSchema = {
     status: {
       type: "string",
       enum: [...WEBHOOK_ENDPOINT_SWITCHES],
-      description: "INACTIVE stops deliveries (pending retries end); ACTIVE resumes an INACTIVE endpoint (a FAILED one stays FAILED until a success)",
+      description:
+        "INACTIVE stops deliveries (pending retries end); ACTIVE resumes an INACTIVE endpoint (a FAILED one stays FAILED until a success), " +
+        "except one an administrator set INACTIVE: that is 403 FORBIDDEN until an administrator sets it ACTIVE",
     },
   },
 };
