@@ -660,7 +660,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   recoverWebhookDeliveries: {
     request: one("What failed during last night's outage", { since: "2025-03-01T23:00:00.000Z", until: "2025-03-02T07:00:00.000Z" }),
-    response: one("Four deliveries queued again", { count: 4 }),
+    response: one("The first 100 deliveries of a long outage queued again (two past retention passed over): call again for the rest", {
+      count: 100,
+      hasMore: true,
+      expired: 2,
+    }),
     problem: {
       summary: "A window that ends before it starts",
       code: "INVALID_REQUEST",

@@ -30,11 +30,12 @@ export type AttemptRequest = DeliverPayload | { deliveryId: string; trigger: "TE
 
 export type AttemptOutcome =
   | { kind: "attempted"; succeeded: boolean; status: WebhookDeliveryStatus; attempt: number }
-  | { kind: "skipped"; reason: "gone" | "not due" | "endpoint inactive" }
+  | { kind: "skipped"; reason: "gone" | "not due" | "endpoint inactive" | "event expired" }
   /** Another attempt of this scheduled step holds the lease (or died holding it): come back at retryAt. */
   | { kind: "busy"; retryAt: Date };
 
 const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
+const EVENT_EXPIRED_ERROR = "event past retention";
 
 /** What a claim returns: everything an attempt needs to send. */
 export interface Claimed {
@@ -70,27 +71,33 @@ async function claim(services: Services, req: AttemptRequest): Promise<Claimed |
 
 /** Why a claim found nothing to do; the rare path, so it may cost a second statement. */
 async function explainUnclaimed(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
-  const { rows } = await services.pool.query<{ status: WebhookDeliveryStatus; nextAttemptAt: Date | null; lastAttemptAt: Date | null; endpointStatus: string }>(
-    DELIVERY_STATE,
-    [req.deliveryId],
-  );
+  const { rows } = await services.pool.query<{
+    status: WebhookDeliveryStatus;
+    nextAttemptAt: Date | null;
+    lastAttemptAt: Date | null;
+    endpointStatus: string;
+    eventKept: boolean;
+  }>(DELIVERY_STATE, [req.deliveryId]);
   const row = rows[0];
   if (!row) return { kind: "skipped", reason: "gone" };
+  // What stops the delivery: its event was swept by retention, or its endpoint is INACTIVE (a replay can send it once re-enabled).
+  const stop = row.eventKept
+    ? ({ reason: "endpoint inactive", error: ENDPOINT_INACTIVE_ERROR } as const)
+    : ({ reason: "event expired", error: EVENT_EXPIRED_ERROR } as const);
   if (req.trigger === "SCHEDULED") {
     const due =
       (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt !== null && row.nextAttemptAt.getTime() === parseInstant(req.dueAt)?.getTime();
     if (!due) return { kind: "skipped", reason: "not due" };
-    if (row.endpointStatus === "INACTIVE") {
-      // INACTIVE endpoints receive nothing: the retry chain ends here; a replay can send it once re-enabled.
-      await services.pool.query(END_CHAIN, [req.deliveryId, req.dueAt, ENDPOINT_INACTIVE_ERROR]);
-      return { kind: "skipped", reason: "endpoint inactive" };
+    if (row.eventKept && row.endpointStatus !== "INACTIVE") {
+      const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
+      return { kind: "busy", retryAt: new Date((row.lastAttemptAt?.getTime() ?? Date.now()) + lease) };
     }
-    const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
-    return { kind: "busy", retryAt: new Date((row.lastAttemptAt?.getTime() ?? Date.now()) + lease) };
+    await services.pool.query(END_CHAIN, [req.deliveryId, req.dueAt, stop.error]);
+    return { kind: "skipped", reason: stop.reason };
   }
-  // A replay whose endpoint was disabled after it was requested: leave PENDING for what it was before.
-  await services.pool.query(FAIL_REPLAY, [req.deliveryId, ENDPOINT_INACTIVE_ERROR]);
-  return { kind: "skipped", reason: "endpoint inactive" };
+  // A replay, recover or test claims unless the endpoint was disabled or the event swept after it was requested.
+  await services.pool.query(FAIL_REPLAY, [req.deliveryId, stop.error, MAX_SCHEDULED_ATTEMPTS]);
+  return { kind: "skipped", reason: stop.reason };
 }
 
 interface Sent {

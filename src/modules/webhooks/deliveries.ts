@@ -1,6 +1,6 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
 import type { TestEventData } from "./events.js";
-import { invalidRequest, notFound } from "../../platform/errors.js";
+import { ApiError, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Prisma, Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
 import { runAttempt } from "./attempt.js";
@@ -66,7 +66,8 @@ const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endp
 
 /**
  * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
- * until that attempt ends. The replay job has a key of its own, so the delivery's scheduled
+ * until that attempt ends (all or none: an unknown delivery is 404, one of an INACTIVE endpoint 422, one whose event
+ * is past retention 422 EVENT_EXPIRED; the retention sweep keeps the event of a PENDING delivery). The replay job has a key of its own, so the delivery's scheduled
  * retries stay queued; the same event (and eventId) is sent again. Call it in a transaction: it answers what
  * `readBack` reads in it, i.e. the deliveries as PENDING.
  */
@@ -79,12 +80,21 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
   }
   const found = await tx.webhookDelivery.findMany({
     where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
-    select: { id: true, endpoint: { select: { id: true, status: true, disabledByAdmin: true } } },
+    select: { id: true, eventId: true, endpoint: { select: { id: true, status: true, disabledByAdmin: true } } },
   });
   const missing = unique.find((id) => !found.some((d) => d.id === id));
   if (missing) throw notFound("webhook delivery", missing);
   const off = found.find((d) => d.endpoint.status === "INACTIVE");
   if (off) throw inactiveEndpoint(off.endpoint);
+  const kept = await tx.event.findMany({ where: { id: { in: found.map((d) => d.eventId) } }, select: { id: true } });
+  const expired = found.find((d) => !kept.some((e) => e.id === d.eventId));
+  if (expired) {
+    throw new ApiError(
+      "EVENT_EXPIRED",
+      `The event of webhook delivery ${expired.id} is past retention and was removed: the delivery can no longer be sent. Read what was sent in its attempts.`,
+      [{ field: "deliveryId", code: "EVENT_EXPIRED", message: "the delivery's event is past retention" }],
+    );
+  }
 
   await tx.$executeRaw(markReplaysPending(unique));
   await tx.$executeRaw(enqueueReplays(DELIVER_TASK, REPLAY_JOB_KEY_PREFIX, unique));

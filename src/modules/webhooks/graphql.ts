@@ -10,7 +10,7 @@ import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, recoverWebhookDeliveriesInput, updateWebhookEndpointInput } from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
-import { requestRecovery } from "./recover.js";
+import { requestRecovery, type RecoverResult } from "./recover.js";
 import { envelopeBody } from "./message.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../events/schema.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
@@ -183,9 +183,21 @@ const RotatedWebhookSecret = builder
     }),
   });
 
-const RecoveredWebhookDeliveries = builder.objectRef<{ count: number }>("RecoveredWebhookDeliveries").implement({
+const RecoveredWebhookDeliveries = builder.objectRef<RecoverResult>("RecoveredWebhookDeliveries").implement({
   fields: (t) => ({
-    count: t.exposeInt("count", { description: "FAILED and DEAD_LETTER deliveries in the window, each queued for one RECOVER attempt." }),
+    count: t.exposeInt("count", {
+      description:
+        "FAILED and DEAD_LETTER deliveries of the window this call queued for one RECOVER attempt each (at most WEBHOOK_RECOVER_MAX, 100 by default).",
+      extensions: { jsonSchema: { minimum: 0 } },
+    }),
+    hasMore: t.exposeBoolean("hasMore", {
+      description:
+        "Extension to the contract: the window holds more FAILED or DEAD_LETTER deliveries after this call's; call again with the same window to send them (each call continues where the last one stopped).",
+    }),
+    expired: t.exposeInt("expired", {
+      description: "Extension to the contract: deliveries this call passed over because their event is past retention; they can never be sent again.",
+      extensions: { jsonSchema: { minimum: 0 } },
+    }),
   }),
 });
 
@@ -371,13 +383,14 @@ builder.mutationFields((t) => ({
     type: RecoveredWebhookDeliveries,
     authScopes: WEBHOOK_SUPPORT,
     description:
-      "Sends again, as RECOVER attempts, every FAILED or DEAD_LETTER delivery of the endpoint created in [since, until) (until: now by default). " +
-      "Answers at once with their count; a job walks the window in batches.",
+      "Sends again, as RECOVER attempts, the FAILED and DEAD_LETTER deliveries of the endpoint created in [since, until) (until: now by default), " +
+      "at most WEBHOOK_RECOVER_MAX per call: hasMore says whether to call again with the same window, which continues after this call's. " +
+      "Deliveries whose event is past retention are passed over (expired); when nothing else is left, EVENT_EXPIRED.",
     args: { id: t.arg.id({ required: true }), since: t.arg({ type: "DateTime", required: true }), until: t.arg({ type: "DateTime" }) },
     resolve: (_root, { id, since, until }, ctx) => {
       idPath.check({ id });
       recoverWebhookDeliveriesInput.check(jsonArgs({ since, until }));
-      return runCommand(ctx, (tx) => requestRecovery(tx, ownerOf(ctx), id, { since, until }));
+      return runCommand(ctx, (tx) => requestRecovery(tx, ctx.services.config, ownerOf(ctx), id, { since, until }));
     },
   }),
   setWebhookEndpointStatus: t.prismaField({

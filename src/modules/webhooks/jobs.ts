@@ -11,30 +11,11 @@ export const DELIVER_TASK = "deliver_webhook";
  */
 export type DeliverPayload = { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string } | { deliveryId: string; trigger: "REPLAY" | "RECOVER" };
 
-export const RECOVER_TASK = "recover_webhook_deliveries";
-
-/**
- * One batch of a recover request: the endpoint's FAILED and DEAD_LETTER deliveries created in [since, until), after
- * `after` (the last delivery of the previous batch, in (createdAt, id) order).
- */
-export interface RecoverPayload {
-  endpointId: string;
-  since: string;
-  until: string;
-  /** The walk takes FAILED deliveries, then DEAD_LETTER ones, each in (createdAt, id) order (one index range). */
-  status: RecoverStatus;
-  after: { createdAt: string; id: string } | null;
-}
-
-export const RECOVER_STATUSES = ["FAILED", "DEAD_LETTER"] as const;
-export type RecoverStatus = (typeof RECOVER_STATUSES)[number];
-
 declare global {
   namespace GraphileWorker {
     interface Tasks {
       [FAN_OUT_TASK]: FanOutPayload;
       [DELIVER_TASK]: DeliverPayload;
-      [RECOVER_TASK]: RecoverPayload;
     }
   }
 }
@@ -71,18 +52,4 @@ export function assertDeliverPayload(payload: unknown): DeliverPayload {
     }
   }
   throw new Error(`${DELIVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);
-}
-
-const isInstant = (value: unknown): value is string => typeof value === "string" && parseInstant(value) !== null;
-
-export function assertRecoverPayload(payload: unknown): RecoverPayload {
-  if (isRecord(payload) && typeof payload.endpointId === "string" && isUuid(payload.endpointId) && isInstant(payload.since) && isInstant(payload.until)) {
-    const { endpointId, since, until, after } = payload;
-    const status = RECOVER_STATUSES.find((s) => s === payload.status);
-    if (status && after === null) return { endpointId, since, until, status, after: null };
-    if (status && isRecord(after) && isInstant(after.createdAt) && typeof after.id === "string" && isUuid(after.id)) {
-      return { endpointId, since, until, status, after: { createdAt: after.createdAt, id: after.id } };
-    }
-  }
-  throw new Error(`${RECOVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);
 }

@@ -220,14 +220,17 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Recover failed deliveries (extension to the contract)",
     description:
-      "Sends again every FAILED or DEAD_LETTER delivery of the endpoint created from since (inclusive) to until (exclusive; default now), as RECOVER " +
-      "attempts with the same eventId; scheduled retries of a FAILED delivery stay, and a success ends them. Answers at once with how many; " +
-      "they are queued in batches. 422 when the endpoint is INACTIVE.",
+      "Sends again the FAILED and DEAD_LETTER deliveries of the endpoint created from since (inclusive) to until (exclusive; default now), as RECOVER " +
+      "attempts with the same eventId; scheduled retries of a FAILED delivery stay, and a success ends them. One call queues at most 100 " +
+      "(WEBHOOK_RECOVER_MAX) and answers how many (count) and whether more are left (hasMore, extension to the contract): call again with the " +
+      "same body for the next ones (each call continues after the previous one's, so calling again always makes progress; once the window is done " +
+      "the next call starts over). Deliveries whose event is past retention are passed over and counted (expired, extension to the contract); " +
+      "when nothing else is left in the window it is 422 EVENT_EXPIRED. They are sent at the endpoint's pace. 422 when the endpoint is INACTIVE.",
     scope: "webhooks:manage",
     pathParams: idPath,
     body: recoverWebhookDeliveriesInput,
     document: graphql(
-      `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count } }`,
+      `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count hasMore expired } }`,
     ),
     variables: ({ path, body }, read) => ({
       id: path.id,
@@ -236,7 +239,7 @@ export const webhookRoutes = [
     }),
     respond: (data) => ({ status: 202, body: data.recoverWebhookDeliveries }),
     status: 202,
-    response: { description: "How many deliveries will be sent again", component: "WebhookRecovery" },
+    response: { description: "How many deliveries this call queued, and whether more are left", component: "WebhookRecovery" },
     errors: [404, 422],
   }),
   defineRoute({

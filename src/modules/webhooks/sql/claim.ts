@@ -39,22 +39,30 @@ returning d."eventId", d."endpointId", d."storeId", d."applicationId", d."eventT
 } as const;
 
 /**
- * Why a claim found nothing: the delivery's state and its endpoint's status (the rare path, so a second statement).
- * Plain SQL on the raw pool like the rest of the attempt path (a Prisma read could say the same). $1 delivery id.
+ * Why a claim found nothing: the delivery's state, its endpoint's status and whether its event is still kept (the
+ * rare path, so a second statement). Plain SQL on the raw pool like the rest of the attempt path. $1 delivery id.
  */
-export const DELIVERY_STATE = `select d.status, d."nextAttemptAt", d."lastAttemptAt", e.status as "endpointStatus"
+export const DELIVERY_STATE = `select d.status, d."nextAttemptAt", d."lastAttemptAt", e.status as "endpointStatus",
+       exists (select 1 from "Event" ev where ev.id = d."eventId") as "eventKept"
      from "WebhookDelivery" d join "WebhookEndpoint" e on e.id = d."endpointId" where d.id = $1`;
 
 /**
- * Ends the retry chain of a delivery whose endpoint is INACTIVE, unless it was rescheduled meanwhile (the
- * condition on nextAttemptAt). On the raw pool like the rest of the attempt path (Prisma's updateMany could say
- * the same). $1 delivery id, $2 the due time the chain was at, $3 lastError.
+ * Ends the retry chain of a delivery whose endpoint is INACTIVE or whose event was swept, unless it was rescheduled
+ * meanwhile (the condition on nextAttemptAt). On the raw pool like the rest of the attempt path (Prisma's updateMany
+ * could say the same). $1 delivery id, $2 the due time the chain was at, $3 lastError.
  */
 export const END_CHAIN = `update "WebhookDelivery" set status = 'FAILED', "nextAttemptAt" = null, "lastError" = $3, "updatedAt" = now()
          where id = $1 and "nextAttemptAt" = $2::timestamptz`;
 
 /**
- * Fails a replay whose endpoint was disabled after it was requested, only while it is still PENDING. On the raw
- * pool like the rest of the attempt path (Prisma's updateMany could say the same). $1 delivery id, $2 lastError.
+ * Ends a replay or recover that cannot be sent (its endpoint was disabled, or its event swept, after it was requested),
+ * only while it is still PENDING: a dead letter (every scheduled attempt ran, none succeeded, none left) returns to
+ * DEAD_LETTER, anything else is FAILED, as a failed replay leaves them. On the raw pool like the rest of the attempt
+ * path. $1 delivery id, $2 lastError, $3 how many scheduled attempts a chain has.
  */
-export const FAIL_REPLAY = `update "WebhookDelivery" set status = 'FAILED', "lastError" = $2, "updatedAt" = now() where id = $1 and status = 'PENDING'`;
+export const FAIL_REPLAY = `update "WebhookDelivery" d set "lastError" = $2, "updatedAt" = now(),
+    status = case when d."nextAttemptAt" is null and (
+      select count(*) filter (where a.trigger = 'SCHEDULED') >= $3::int and not coalesce(bool_or(a.succeeded), false)
+      from "WebhookAttempt" a where a."deliveryId" = d.id
+    ) then 'DEAD_LETTER'::"WebhookDeliveryStatus" else 'FAILED'::"WebhookDeliveryStatus" end
+  where d.id = $1 and d.status = 'PENDING'`;
