@@ -12,6 +12,7 @@ import { KeyRing } from "./platform/auth/keys.js";
 import { resolveIssuer } from "./platform/auth/issuer.js";
 import { configureHashing } from "./platform/crypto/hash.js";
 import type { Services } from "./platform/services.js";
+import { OutsideCalls } from "./platform/outside.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
 import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
 
@@ -47,7 +48,9 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const storeEvents = new Notifications(database.url, STORE_EVENTS_CHANNEL, log);
   const grants = new GrantCache(pool, config.GRANT_CACHE_TTL_MS, new Notifications(database.url, GRANT_CHANGED_CHANNEL, log));
   const rateLimiter = await createRateLimiter(config, pool, log);
-  const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents, grants, rateLimiter };
+  const outsideCalls = new OutsideCalls(config.WEBHOOK_TEST_CONCURRENCY, Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000));
+  const issuer = await resolveIssuer(config, db);
+  const services: Services = { config, log, db, pool, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls };
   return {
     services,
     databaseUrl: database.url,

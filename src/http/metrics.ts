@@ -16,6 +16,7 @@ import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
 import type { GrantCache } from "../platform/auth/grant-cache.js";
+import type { OutsideCalls } from "../platform/outside.js";
 import type { Services } from "../platform/services.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 
@@ -233,6 +234,18 @@ export class Metrics {
       registers,
       collect() {
         this.set(admission.queued);
+      },
+    });
+  }
+
+  /** Reports the calls out (webhook tests, webhook URL lookups) Applications have in flight in this process. */
+  watchOutsideCalls(calls: OutsideCalls): void {
+    new Gauge({
+      name: "webhook_calls_out_in_flight",
+      help: "Calls out to partners' webhook receivers or their hosts' DNS (webhook tests, URL checks) requests of this process wait on, holding no admission slot.",
+      registers: [this.registry],
+      collect() {
+        this.set(calls.size);
       },
     });
   }

@@ -65,6 +65,8 @@ const envSchema = z
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
     /** An endpoint whose deliveries have all failed for this long (from its first failure since its last success) turns INACTIVE. */
     WEBHOOK_DISABLE_AFTER: positiveDuration.default(parseDuration("5d")),
+    /** Calls out (webhook tests, webhook URL host lookups) one Application may have in flight per API process; default 2. */
+    WEBHOOK_TEST_CONCURRENCY: positiveInt.max(100, "must be at most 100").default(2),
     /** Deliveries one recover call re-sends at most (it answers hasMore; the next call continues); default 100. */
     WEBHOOK_RECOVER_MAX: positiveInt.max(1000, "must be at most 1000").default(100),
     CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),

@@ -1,6 +1,7 @@
 import type DataLoader from "dataloader";
 import type pg from "pg";
 import type { Services } from "../../platform/services.js";
+import { waitInline, type WaitOutside } from "../../platform/outside.js";
 import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
 import { sendWebhook, type SendWebhookResult } from "./send.js";
 import { deliveryHeaders, envelopeBody } from "./message.js";
@@ -156,25 +157,28 @@ function decryptSecret(services: Services, ciphertext: string): string {
   return secret;
 }
 
-async function send(services: Services, deliveryId: string, c: Claimed): Promise<Sent> {
+async function send(services: Services, deliveryId: string, c: Claimed, waitOutside: WaitOutside): Promise<Sent> {
   const { config } = services;
   const secrets = [decryptSecret(services, c.secretCiphertext)];
   if (c.previousSecretCiphertext) secrets.push(decryptSecret(services, c.previousSecretCiphertext));
   const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId);
   const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets });
-  // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
-  const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
-  if (!check.ok) {
-    const error = `URL refused at delivery time (${check.code}): ${check.message}`;
-    return {
-      result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false, retryAfter: null },
-      headers,
-      body,
-      refused: true,
-    };
-  }
-  const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
-  return { result, headers, body, refused: false };
+  // The lookup and the POST both wait on the partner's side, so both run outside.
+  return waitOutside(async (): Promise<Sent> => {
+    // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
+    const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
+    if (!check.ok) {
+      const error = `URL refused at delivery time (${check.code}): ${check.message}`;
+      return {
+        result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false, retryAfter: null },
+        headers,
+        body,
+        refused: true,
+      };
+    }
+    const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
+    return { result, headers, body, refused: false };
+  });
 }
 
 interface Decision {
@@ -421,8 +425,14 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
   return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: attempts };
 }
 
-async function sendAndRecord(services: Services, req: AttemptRequest, claimed: Claimed, create: boolean): Promise<AttemptOutcome> {
-  const sent = await send(services, req.deliveryId, claimed);
+async function sendAndRecord(
+  services: Services,
+  req: AttemptRequest,
+  claimed: Claimed,
+  create: boolean,
+  waitOutside: WaitOutside = waitInline,
+): Promise<AttemptOutcome> {
+  const sent = await send(services, req.deliveryId, claimed, waitOutside);
   const report = { result: resultOf(sent), seconds: sent.result.durationMs / 1000 };
   for (const watcher of watchers.get(services) ?? []) watcher(report);
   return record(services, req, claimed, sent, create);
@@ -437,8 +447,9 @@ export function attemptFirst(services: Services, req: AttemptRequest, planned: C
   return sendAndRecord(services, req, planned, true);
 }
 
-export async function runAttempt(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
+/** Claims, sends and records one attempt; the API's tests pass `waitOutside` so the send holds no admission slot. */
+export async function runAttempt(services: Services, req: AttemptRequest, waitOutside: WaitOutside = waitInline): Promise<AttemptOutcome> {
   const claimed = await claim(services, req);
   if (!claimed) return explainUnclaimed(services, req);
-  return sendAndRecord(services, req, claimed, false);
+  return sendAndRecord(services, req, claimed, false, waitOutside);
 }

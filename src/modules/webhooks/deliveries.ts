@@ -3,6 +3,7 @@ import type { TestEventData } from "./events.js";
 import { ApiError, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Prisma, Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
+import type { WaitOutside } from "../../platform/outside.js";
 import { runAttempt } from "./attempt.js";
 import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
 import { isUuid } from "../../platform/uuid.js";
@@ -104,16 +105,26 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
 
 /**
  * Sends a synthetic `webhook.test` event to one endpoint now and returns its delivery id once the attempt
- * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed.
+ * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed. It counts as one of
+ * the endpoint's Application's calls out (WEBHOOK_TEST_CONCURRENCY: 429 past it, before anything is written), and
+ * the wait for the receiver runs through `waitOutside`, without the request's admission slot.
  */
-export async function sendTestEvent(services: Services, owner: Owner, endpointId: string): Promise<string> {
+export async function sendTestEvent(services: Services, owner: Owner, endpointId: string, waitOutside: WaitOutside): Promise<string> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id: endpointId, ...ownerWhere(owner) },
     select: { id: true, status: true, disabledByAdmin: true, applicationId: true, storeId: true },
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
   if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
+  const leave = services.outsideCalls.admit(endpoint.applicationId);
+  try {
+    return await sendTest(services, endpoint, waitOutside);
+  } finally {
+    leave();
+  }
+}
 
+async function sendTest(services: Services, endpoint: { id: string; applicationId: string; storeId: string }, waitOutside: WaitOutside): Promise<string> {
   const deliveryId = await services.db.$transaction(async (tx) => {
     const event = await tx.event.create({
       data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } satisfies TestEventData },
@@ -125,6 +136,6 @@ export async function sendTestEvent(services: Services, owner: Owner, endpointId
     });
     return delivery.id;
   });
-  await runAttempt(services, { deliveryId, trigger: "TEST" });
+  await runAttempt(services, { deliveryId, trigger: "TEST" }, waitOutside);
   return deliveryId;
 }

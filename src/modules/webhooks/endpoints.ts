@@ -7,9 +7,10 @@ import type { SecretBox } from "../../platform/crypto/encryption.js";
 import { EVENT_SCOPES, isEventType } from "../events/types.js";
 import { forbidden, insufficientScope, invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
 import type { Services } from "../../platform/services.js";
+import type { WaitOutside } from "../../platform/outside.js";
 import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
-import { checkWebhookUrl } from "./url-safety.js";
+import { checkWebhookUrl, resolveHost } from "./url-safety.js";
 import { lockActiveGrant, rotateEndpointSecret } from "./sql/endpoints.js";
 
 /**
@@ -40,8 +41,16 @@ export interface EndpointInput {
   events: readonly string[];
 }
 
-async function checkUrl(services: Services, environment: Environment, url: string): Promise<void> {
-  const check = await checkWebhookUrl(url, { environment, allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
+/**
+ * Checks a webhook URL the partner gave. Resolving a host name waits on DNS outside our database: it is one of the
+ * Application's calls out (429 past WEBHOOK_TEST_CONCURRENCY) and holds no admission slot meanwhile.
+ */
+async function checkUrl(services: Services, environment: Environment, url: string, caller: { applicationId: string; waitOutside: WaitOutside }): Promise<void> {
+  const check = await checkWebhookUrl(url, {
+    environment,
+    allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    resolve: (host) => services.outsideCalls.run(caller.applicationId, caller.waitOutside, () => resolveHost(host)),
+  });
   if (check.ok) return;
   const violation = [{ field: "url", code: check.code, message: check.message }];
   // A string that is not a URL is a malformed request; a URL we refuse to call is a business rule.
@@ -54,9 +63,9 @@ async function checkUrl(services: Services, environment: Environment, url: strin
  * scopes (403), URL and limit (422). The URL check resolves the host name before `transact` starts the writes'
  * transaction.
  */
-export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact) {
+export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact, waitOutside: WaitOutside) {
   const events = subscription(input.events, (scope) => principal.scopes.has(scope));
-  await checkUrl(services, principal.environment, input.url);
+  await checkUrl(services, principal.environment, input.url, { applicationId: principal.applicationId, waitOutside });
 
   const secret = generateWebhookSecret();
   const owner = { applicationId: principal.applicationId, storeId: principal.storeId };
@@ -151,11 +160,13 @@ export async function updateEndpoint<T>(
   changes: EndpointChanges,
   transact: Transact,
   readBack: (tx: Tx) => Promise<T>,
+  waitOutside: WaitOutside,
 ): Promise<T> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id, ...ownerWhere(owner) },
     select: {
       id: true,
+      applicationId: true,
       status: true,
       disabledByAdmin: true,
       store: { select: { environment: true } },
@@ -167,7 +178,7 @@ export async function updateEndpoint<T>(
   if (principal && reactivating && endpoint.disabledByAdmin) throw keptInactiveByAdmin(id);
   const scopes = new Set<string>(principal ? principal.scopes : endpoint.application.scopes);
   const events = changes.events ? subscription(changes.events, (scope) => scopes.has(scope)) : undefined;
-  if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url);
+  if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url, { applicationId: endpoint.applicationId, waitOutside });
   const stoppedNow = endpoint.status !== "INACTIVE";
   const status =
     changes.status === "INACTIVE"

@@ -301,7 +301,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
     resolve: (_root, { input }, ctx) => {
       createWebhookEndpointInput.check(jsonOf(input));
-      return createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn));
+      return createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn), ctx.waitOutside);
     },
   }),
   deleteWebhookEndpoint: t.boolean({
@@ -333,7 +333,7 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, { id }, ctx) => {
       if (ctx.transaction) throw new Error("testWebhookEndpoint calls out over the network; it must not run inside a caller's transaction.");
       idPath.check({ id });
-      const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id);
+      const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id, ctx.waitOutside);
       return ctx.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: deliveryId } });
     },
   }),
@@ -376,6 +376,7 @@ builder.mutationFields((t) => ({
         input,
         (fn) => runCommand(ctx, fn),
         (tx) => tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } }),
+        ctx.waitOutside,
       );
     },
   }),

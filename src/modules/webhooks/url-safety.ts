@@ -18,7 +18,8 @@ export interface CheckWebhookUrlOptions {
 
 export type WebhookUrlCheckResult = { ok: true; url: URL; addresses: string[] } | { ok: false; code: WebhookUrlErrorCode; message: string };
 
-const defaultResolve: HostResolver = async (host) => {
+/** The system resolver (getaddrinfo), as an HTTP client would resolve the host. */
+export const resolveHost: HostResolver = async (host) => {
   // verbatim keeps the resolver's order, so the address we pin is the one a normal client would try first.
   const results = await lookup(host, { all: true, verbatim: true });
   return results.map((r) => r.address);
@@ -201,7 +202,7 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
   if (isIP(host) !== 0) {
     addresses = [host];
   } else {
-    const resolve = opts.resolve ?? defaultResolve;
+    const resolve = opts.resolve ?? resolveHost;
     try {
       addresses = await resolve(host);
     } catch (err) {
