@@ -13,6 +13,8 @@ import { resolveIssuer } from "./platform/auth/issuer.js";
 import { configureHashing } from "./platform/crypto/hash.js";
 import type { Services } from "./platform/services.js";
 import { OutsideCalls } from "./platform/outside.js";
+import { Pacer } from "./platform/pace/pacer.js";
+import { createPaceStore } from "./platform/pace/stores.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
 import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
 
@@ -49,8 +51,9 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   const grants = new GrantCache(pool, config.GRANT_CACHE_TTL_MS, new Notifications(database.url, GRANT_CHANGED_CHANNEL, log));
   const rateLimiter = await createRateLimiter(config, pool, log);
   const outsideCalls = new OutsideCalls(config.WEBHOOK_TEST_CONCURRENCY, Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000));
+  const pacer = new Pacer(await createPaceStore(config, pool, log));
   const issuer = await resolveIssuer(config, db);
-  const services: Services = { config, log, db, pool, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls };
+  const services: Services = { config, log, db, pool, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer };
   return {
     services,
     databaseUrl: database.url,
@@ -58,6 +61,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
       await storeEvents.close();
       await grants.close();
       await rateLimiter.close();
+      await pacer.close();
       await db.$disconnect();
       await database.stop();
     },

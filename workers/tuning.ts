@@ -14,10 +14,16 @@ import type { RunnerOptions } from "graphile-worker";
  */
 export const workerPoolSize = (concurrency: number): number => Math.min(concurrency, 32) + 2;
 
+/**
+ * How often an idle worker looks for jobs whose run_at has come (a new job wakes it at once by NOTIFY, a job added
+ * for later does not). Deliveries put off to a slot of their endpoint's pace must start within that slot's second.
+ */
+const POLL_INTERVAL_MS = 250;
+
 export function workerTuning(concurrency: number): Pick<RunnerOptions, "concurrency" | "pollInterval" | "preset"> {
   return {
     concurrency,
-    pollInterval: 1000,
+    pollInterval: POLL_INTERVAL_MS,
     preset: {
       worker: {
         localQueue: { size: concurrency * 2 },

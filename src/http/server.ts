@@ -82,6 +82,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   metrics.watchAttempts(services);
   metrics.watchGrants(services.grants);
   metrics.watchOutsideCalls(services.outsideCalls);
+  metrics.watchPace(services.pacer);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(

@@ -238,6 +238,7 @@ const ENDPOINT = {
   lastSuccessAt: "2025-03-01T18:30:01.152Z",
   failureCount: 0,
   disabledReason: null,
+  rateLimit: 50,
 };
 
 const DELIVERY = {
@@ -597,6 +598,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       id: ENDPOINT_ID,
       url: WEBHOOK_URL,
       events: ["order.created", "order.cancelled"],
+      rateLimit: 50,
       secret: "whsec_5oaG0P2uqqa0W7Hibi/wMVhXNjVkHMYveywSVc1zFio=",
       secretPrefix: SECRET_PREFIX,
       message: "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",
@@ -626,6 +628,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   updateWebhookEndpoint: {
     request: {
       pause: { summary: "Stop deliveries for a while", value: { status: "INACTIVE" } },
+      pace: { summary: "At most 10 deliveries a second (extension to the contract)", value: { rateLimit: 10 } },
       events: {
         summary: "Subscribe to the whole order lifecycle",
         value: { events: ["order.created", "order.confirmed", "order.ready", "order.dispatched", "order.delivered", "order.cancelled"] },

@@ -117,6 +117,8 @@ export interface SilentReceiver {
   held(): number;
   /** Requests that arrived in all. */
   received(): number;
+  /** Drops the connections of every held request: their senders see the connection reset. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -134,6 +136,9 @@ export async function startSilentReceiver(): Promise<SilentReceiver> {
     url: (path) => `http://127.0.0.1:${port}${path}`,
     held: () => open.size,
     received: () => received,
+    cut: () => {
+      for (const res of open) res.socket?.destroy();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

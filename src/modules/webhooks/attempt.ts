@@ -5,13 +5,15 @@ import { waitInline, type WaitOutside } from "../../platform/outside.js";
 import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
 import { sendWebhook, type SendWebhookResult } from "./send.js";
 import { deliveryHeaders, envelopeBody } from "./message.js";
-import { DELIVER_TASK, scheduledJobKey, type DeliverPayload } from "./jobs.js";
+import { DELIVER_TASK, SCHEDULED_JOB_KEY_PREFIX, deliverJobKey, paceKey, scheduledJobKey, type DeliverPayload } from "./jobs.js";
+import type { FirstAttempt } from "./fan-out.js";
 import type { Tx, WebhookDeliveryStatus, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryAfterMs, retryDelayMs } from "./policy.js";
 import { emitEvent } from "../events/outbox.js";
 import { OPERATIONAL_EVENT_TYPES } from "./events.js";
 import { lockEndpoint } from "./sql/endpoints.js";
-import { DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
+import { DEFER_ATTEMPT, DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
+import { DEFER_FIRST } from "./sql/fan-out.js";
 import { WEBHOOK_RECORD, WEBHOOK_RECORD_FIRST } from "./sql/record.js";
 import { parseInstant } from "../../platform/input.js";
 import { batchStatements } from "../../platform/db/batch.js";
@@ -33,7 +35,9 @@ export type AttemptOutcome =
   | { kind: "attempted"; succeeded: boolean; status: WebhookDeliveryStatus; attempt: number }
   | { kind: "skipped"; reason: "gone" | "not due" | "endpoint inactive" | "event expired" }
   /** Another attempt of this scheduled step holds the lease (or died holding it): come back at retryAt. */
-  | { kind: "busy"; retryAt: Date };
+  | { kind: "busy"; retryAt: Date }
+  /** Over its endpoint's pace: put off, uncounted, to the slot reserved for it at `at` (its job runs again then). */
+  | { kind: "paced"; at: Date };
 
 const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
 const EVENT_EXPIRED_ERROR = "event past retention";
@@ -61,6 +65,10 @@ export interface Claimed {
   environment: WebhookEnvironment;
   /** All scheduled attempts ran and none ever succeeded: the delivery is a dead letter whatever its status says. */
   chainExhausted: boolean;
+  /** Deliveries per second the endpoint receives at most. */
+  rateLimit: number;
+  /** lastAttemptAt before this claim stamped it (null for a first attempt), given back when the attempt is put off. */
+  previousAttemptAt: Date | null;
 }
 
 async function claim(services: Services, req: AttemptRequest): Promise<Claimed | null> {
@@ -439,17 +447,84 @@ async function sendAndRecord(
 }
 
 /**
- * The first attempt of a delivery the fan-out planned but did not create (WEBHOOK_FAN_OUT_TARGETS): sent, then
- * created already recorded. A crash in between loses nothing: the fan-out job has not completed, and its re-run
- * creates the deliveries and schedules their attempts.
+ * Claims, sends and records one attempt; the API's tests pass `waitOutside` so the send holds no admission slot. An
+ * attempt over its endpoint's pace is put off to the slot reserved for it (a test is paced before it is created, see
+ * sendTestEvent).
  */
-export function attemptFirst(services: Services, req: AttemptRequest, planned: Claimed): Promise<AttemptOutcome> {
-  return sendAndRecord(services, req, planned, true);
-}
-
-/** Claims, sends and records one attempt; the API's tests pass `waitOutside` so the send holds no admission slot. */
 export async function runAttempt(services: Services, req: AttemptRequest, waitOutside: WaitOutside = waitInline): Promise<AttemptOutcome> {
   const claimed = await claim(services, req);
   if (!claimed) return explainUnclaimed(services, req);
+  if (req.trigger !== "TEST") {
+    const slot = await paceSlot(services, req, claimed);
+    if (slot) return putOff(services, req, claimed, slot);
+  }
   return sendAndRecord(services, req, claimed, false, waitOutside);
+}
+
+/** Null to send now, or the slot of the endpoint's pace the attempt must wait for. */
+async function paceSlot(services: Services, req: DeliverPayload, c: Claimed): Promise<Date | null> {
+  // A job that waited for the slot reserved for it uses it, unless it started too late for the slot's second.
+  const reserved = req.slotAt ? parseInstant(req.slotAt) : null;
+  if (reserved && services.pacer.holds(reserved)) return null;
+  return services.pacer.take(paceKey(c.endpointId), c.rateLimit);
+}
+
+/** Puts a claimed attempt off to its slot: nothing is sent or counted, and its job runs again then (DEFER_ATTEMPT). */
+async function putOff(services: Services, req: DeliverPayload, c: Claimed, slot: Date): Promise<AttemptOutcome> {
+  const slotAt = slot.toISOString();
+  const payload: DeliverPayload =
+    req.trigger === "SCHEDULED" ? { ...req, dueAt: slotAt, slotAt } : { deliveryId: req.deliveryId, trigger: req.trigger, slotAt };
+  const dueAt = req.trigger === "SCHEDULED" ? req.dueAt : null;
+  await services.pool.query(DEFER_ATTEMPT, [req.deliveryId, slotAt, c.previousAttemptAt, dueAt, JSON.stringify(payload), deliverJobKey(payload), DELIVER_TASK]);
+  services.log.debug({ deliveryId: req.deliveryId, endpointId: c.endpointId, trigger: req.trigger, slotAt }, "webhook attempt paced");
+  return { kind: "paced", at: slot };
+}
+
+/** A first attempt the fan-out put off to a slot of its endpoint's pace, as DEFER_FIRST reads it. */
+interface DeferredFirst {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  application_id: string;
+  store_id: string;
+  event_type: string;
+  created_at: Date;
+  slot_at: Date;
+}
+
+const deferrers = new WeakMap<pg.Pool, DataLoader<DeferredFirst, null>>();
+function deferrer(pool: pg.Pool): DataLoader<DeferredFirst, null> {
+  let loader = deferrers.get(pool);
+  if (!loader) {
+    loader = batchStatements(async (rows: readonly DeferredFirst[]) => {
+      await pool.query(DEFER_FIRST, [JSON.stringify(rows), [...new Set(rows.map((r) => r.endpoint_id))], DELIVER_TASK, SCHEDULED_JOB_KEY_PREFIX]);
+      return rows.map(() => null);
+    });
+    deferrers.set(pool, loader);
+  }
+  return loader;
+}
+
+/**
+ * The first attempt of a delivery the fan-out planned but did not create (WEBHOOK_FAN_OUT_TARGETS). Under its
+ * endpoint's pace it is sent, then created already recorded; a crash in between loses nothing: the fan-out job has not
+ * completed, and its re-run creates the deliveries and schedules their attempts. Over the pace, the delivery is created
+ * PENDING with a first scheduled job at the slot reserved for it (one statement for the tick's). Under the pace this
+ * costs nothing more: an endpoint's slots come from this process's lease (src/platform/pace).
+ */
+export async function attemptFirst(services: Services, req: FirstAttempt, planned: Claimed): Promise<AttemptOutcome> {
+  const slot = await services.pacer.take(paceKey(planned.endpointId), planned.rateLimit);
+  if (!slot) return sendAndRecord(services, req, planned, true);
+  await deferrer(services.pool).load({
+    id: req.deliveryId,
+    event_id: planned.eventId,
+    endpoint_id: planned.endpointId,
+    application_id: planned.applicationId,
+    store_id: planned.storeId,
+    event_type: planned.eventType,
+    created_at: planned.startedAt,
+    slot_at: slot,
+  });
+  services.log.debug({ deliveryId: req.deliveryId, endpointId: planned.endpointId, slotAt: slot.toISOString() }, "webhook attempt paced");
+  return { kind: "paced", at: slot };
 }

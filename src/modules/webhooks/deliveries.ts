@@ -10,7 +10,7 @@ import { isUuid } from "../../platform/uuid.js";
 import { paginate } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { listWebhookDeliveriesInput } from "./schemas.js";
-import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
+import { DELIVER_TASK, paceKey, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
 import { enqueueReplays, markReplaysPending } from "./sql/replay.js";
 
 const MAX_REPLAY_BATCH = 100;
@@ -112,12 +112,23 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
 export async function sendTestEvent(services: Services, owner: Owner, endpointId: string, waitOutside: WaitOutside): Promise<string> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id: endpointId, ...ownerWhere(owner) },
-    select: { id: true, status: true, disabledByAdmin: true, applicationId: true, storeId: true },
+    select: { id: true, status: true, disabledByAdmin: true, applicationId: true, storeId: true, rateLimit: true },
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
   if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
   const leave = services.outsideCalls.admit(endpoint.applicationId);
   try {
+    // A test counts toward the endpoint's pace but cannot wait for a later slot: none free this second is 429.
+    const later = await services.pacer.takeNow(paceKey(endpoint.id), endpoint.rateLimit);
+    if (later) {
+      const seconds = Math.max(1, Math.ceil((later.getTime() - Date.now()) / 1000));
+      throw new ApiError(
+        "RATE_LIMIT_EXCEEDED",
+        `Webhook endpoint ${endpoint.id} is receiving its rateLimit of ${endpoint.rateLimit} deliveries per second already; test it again in ${seconds} s.`,
+        undefined,
+        { "retry-after": String(seconds) },
+      );
+    }
     return await sendTest(services, endpoint, waitOutside);
   } finally {
     leave();

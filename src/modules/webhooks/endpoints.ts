@@ -39,6 +39,8 @@ export function inactiveEndpoint(endpoint: { id: string; disabledByAdmin: boolea
 export interface EndpointInput {
   url: string;
   events: readonly string[];
+  /** Deliveries per second at most; WEBHOOK_ENDPOINT_RATE when not given. */
+  rateLimit?: number | null;
 }
 
 /**
@@ -80,8 +82,15 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
       ]);
     }
     return tx.webhookEndpoint.create({
-      data: { ...owner, url: input.url, events, secretCiphertext: services.box.encrypt(secret), secretPrefix: secretPrefix(secret) },
-      select: { id: true, url: true, events: true, secretPrefix: true },
+      data: {
+        ...owner,
+        url: input.url,
+        events,
+        rateLimit: input.rateLimit ?? services.config.WEBHOOK_ENDPOINT_RATE,
+        secretCiphertext: services.box.encrypt(secret),
+        secretPrefix: secretPrefix(secret),
+      },
+      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true },
     });
   });
   return { ...endpoint, secret };
@@ -130,6 +139,7 @@ export interface EndpointChanges {
   url?: string | null;
   events?: readonly string[] | null;
   status?: Exclude<WebhookEndpointStatus, "FAILED"> | null;
+  rateLimit?: number | null;
 }
 
 /** Said of an endpoint set INACTIVE through PATCH (the service sets its own reasons when it stops one). */
@@ -192,7 +202,12 @@ export async function updateEndpoint<T>(
     const { count } = await tx.webhookEndpoint.updateMany({
       // A partner's ACTIVE holds only while no administrator has set the endpoint INACTIVE meanwhile.
       where: { id, ...ownerWhere(owner), ...(principal && reactivating ? { disabledByAdmin: false } : {}) },
-      data: { ...(changes.url ? { url: changes.url } : {}), ...(events ? { events } : {}), ...status },
+      data: {
+        ...(changes.url ? { url: changes.url } : {}),
+        ...(events ? { events } : {}),
+        ...(changes.rateLimit ? { rateLimit: changes.rateLimit } : {}),
+        ...status,
+      },
     });
     if (count === 0) {
       const still = await tx.webhookEndpoint.findFirst({ where: { id, ...ownerWhere(owner) }, select: { id: true } });

@@ -7,7 +7,14 @@ import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStat
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
-import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, recoverWebhookDeliveriesInput, updateWebhookEndpointInput } from "./schemas.js";
+import {
+  adminFilterInput,
+  createWebhookEndpointInput,
+  deliveryIdPath,
+  MAX_ENDPOINT_RATE,
+  recoverWebhookDeliveriesInput,
+  updateWebhookEndpointInput,
+} from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
 import { requestRecovery, type RecoverResult } from "./recover.js";
@@ -69,6 +76,11 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
     secretPrefix: t.exposeString("secretPrefix", { description: "First 12 characters of the signing secret." }),
     lastSuccessAt: t.expose("lastSuccessAt", { type: "DateTime", nullable: true }),
     failureCount: t.exposeInt("failureCount", { description: "Consecutive failed attempts; 0 after a success.", extensions: { jsonSchema: { minimum: 0 } } }),
+    rateLimit: t.exposeInt("rateLimit", {
+      description:
+        "Extension to the contract: deliveries per second the endpoint receives at most. Deliveries over it wait for their turn (they stay PENDING or FAILED with nextAttemptAt set); they never fail for it.",
+      extensions: { jsonSchema: { minimum: 1, maximum: MAX_ENDPOINT_RATE } },
+    }),
     disabledReason: t.exposeString("disabledReason", {
       nullable: true,
       description:
@@ -151,12 +163,16 @@ const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("Webhook
 });
 
 const CreatedWebhookEndpoint = builder
-  .objectRef<{ id: string; url: string; events: string[]; secret: string; secretPrefix: string }>("CreatedWebhookEndpoint")
+  .objectRef<{ id: string; url: string; events: string[]; rateLimit: number; secret: string; secretPrefix: string }>("CreatedWebhookEndpoint")
   .implement({
     fields: (t) => ({
       id: t.exposeID("id"),
       url: t.exposeString("url"),
       events: t.exposeStringList("events"),
+      rateLimit: t.exposeInt("rateLimit", {
+        description: "Extension to the contract: deliveries per second the endpoint receives at most.",
+        extensions: { jsonSchema: { minimum: 1, maximum: MAX_ENDPOINT_RATE } },
+      }),
       secret: t.exposeString("secret", { description: "The whsec_… signing secret. Shown only in this response." }),
       secretPrefix: t.exposeString("secretPrefix"),
       message: t.string({
@@ -206,6 +222,7 @@ const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput
     url: t.string(),
     events: t.stringList({ description: 'Event types, or ["*"] for every type the Application\'s scopes allow' }),
     status: t.field({ type: WebhookEndpointSwitchEnum }),
+    rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000)" }),
   }),
 });
 
@@ -213,6 +230,7 @@ const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput
   fields: (t) => ({
     url: t.string({ required: true }),
     events: t.stringList({ required: true }),
+    rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000; default WEBHOOK_ENDPOINT_RATE, 50)" }),
   }),
 });
 

@@ -7,9 +7,12 @@ export const DELIVER_TASK = "deliver_webhook";
 /**
  * One attempt of one delivery. A SCHEDULED job carries its place in the retry chain (`step`, 1-based) and
  * the `dueAt` it was scheduled for: the delivery's `nextAttemptAt` must still equal it, which is what makes
- * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain.
+ * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain. `slotAt`: the job
+ * was put off to a slot of its endpoint's pace reserved for it (src/platform/pace), which it uses if it runs in time.
  */
-export type DeliverPayload = { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string } | { deliveryId: string; trigger: "REPLAY" | "RECOVER" };
+export type DeliverPayload =
+  | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string }
+  | { deliveryId: string; trigger: "REPLAY" | "RECOVER"; slotAt?: string };
 
 declare global {
   namespace GraphileWorker {
@@ -25,6 +28,9 @@ export const SCHEDULED_JOB_KEY_PREFIX = "deliver:";
 export const scheduledJobKey = (deliveryId: string): string => `${SCHEDULED_JOB_KEY_PREFIX}${deliveryId}`;
 export const REPLAY_JOB_KEY_PREFIX = "replay:";
 export const replayJobKey = (deliveryId: string): string => `${REPLAY_JOB_KEY_PREFIX}${deliveryId}`;
+
+/** The key an endpoint's pace is kept under (src/platform/pace). */
+export const paceKey = (endpointId: string): string => `endpoint:${endpointId}`;
 
 /** A recovery's attempt has a key of its own too, so a replay requested meanwhile is not displaced. */
 export const RECOVER_JOB_KEY_PREFIX = "recover:";
@@ -45,10 +51,12 @@ export function assertFanOutPayload(payload: unknown): FanOutPayload {
 
 export function assertDeliverPayload(payload: unknown): DeliverPayload {
   if (isRecord(payload) && typeof payload.deliveryId === "string" && isUuid(payload.deliveryId)) {
-    const { deliveryId, trigger, step, dueAt } = payload;
-    if (trigger === "REPLAY" || trigger === "RECOVER") return { deliveryId, trigger };
+    const { deliveryId, trigger, step, dueAt, slotAt } = payload;
+    const slot = typeof slotAt === "string" && parseInstant(slotAt) !== null ? { slotAt } : {};
+    if (slotAt !== undefined && !("slotAt" in slot)) throw new Error(`${DELIVER_TASK}: unrecognised slotAt in ${JSON.stringify(payload)}`);
+    if (trigger === "REPLAY" || trigger === "RECOVER") return { deliveryId, trigger, ...slot };
     if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
-      return { deliveryId, trigger, step: step as number, dueAt };
+      return { deliveryId, trigger, step: step as number, dueAt, ...slot };
     }
   }
   throw new Error(`${DELIVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);

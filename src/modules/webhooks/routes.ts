@@ -16,7 +16,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
  */
 
 const WebhookEndpointFragment = graphql(
-  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason }`,
+  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit }`,
 );
 
 const WebhookAttemptFragment = graphql(`fragment WebhookAttempt on WebhookAttempt {
@@ -25,7 +25,9 @@ const WebhookAttemptFragment = graphql(`fragment WebhookAttempt on WebhookAttemp
 const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDelivery {
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
 
-const WebhookEndpointCreatedFragment = graphql(`fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events secret secretPrefix message }`);
+const WebhookEndpointCreatedFragment = graphql(
+  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit secret secretPrefix message }`,
+);
 
 const WebhookSecretRotatedFragment = graphql(
   `fragment WebhookSecretRotated on RotatedWebhookSecret { id secret secretPrefix previousSecretExpiresAt message }`,
