@@ -12,6 +12,9 @@ import { KeyRing } from "./platform/auth/keys.js";
 import { resolveIssuer } from "./platform/auth/issuer.js";
 import { configureHashing } from "./platform/crypto/hash.js";
 import type { Services } from "./platform/services.js";
+import { OutsideCalls } from "./platform/outside.js";
+import { Pacer } from "./platform/pace/pacer.js";
+import { createPaceStore } from "./platform/pace/stores.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
 import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
 
@@ -57,7 +60,11 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     closers.push(() => grants.close());
     const rateLimiter = await createRateLimiter(config, pool, log);
     closers.push(() => rateLimiter.close());
-    const services: Services = { config, log, db, pool, box, keys, issuer: await resolveIssuer(config, db), storeEvents, grants, rateLimiter };
+    const outsideCalls = new OutsideCalls(config.WEBHOOK_TEST_CONCURRENCY, Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000));
+    const pacer = new Pacer(await createPaceStore(config, pool, log));
+    closers.push(() => pacer.close());
+    const issuer = await resolveIssuer(config, db);
+    const services: Services = { config, log, db, pool, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer };
     return { services, databaseUrl: database.url, close };
   } catch (e) {
     await close().catch(() => undefined);

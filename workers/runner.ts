@@ -27,6 +27,7 @@ export async function startWorker(services: Services, databaseUrl: string, metri
   });
   metrics?.watchWorker(runner);
   metrics?.watchAttempts(services);
+  metrics?.watchPace(services.pacer);
   const vacuum = startQueueVacuum(runner, pgPool, log);
   void runner.promise
     .finally(() => {

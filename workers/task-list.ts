@@ -6,7 +6,6 @@ import { cleanupRateLimits } from "./tasks/cleanup-rate-limits.js";
 import { fanOutEvent } from "./tasks/fan-out-event.js";
 import { deliverWebhook } from "./tasks/deliver-webhook.js";
 import { cleanupEvents } from "./tasks/cleanup-events.js";
-import { recoverWebhookDeliveries } from "./tasks/recover-webhook-deliveries.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
@@ -17,7 +16,6 @@ export function taskList(services: Services): TaskList {
     fan_out_event: fanOutEvent(services),
     deliver_webhook: deliverWebhook(services),
     cleanup_events: cleanupEvents(services),
-    recover_webhook_deliveries: recoverWebhookDeliveries(services),
   };
 }
 

@@ -25,10 +25,16 @@ export function createWorkerPool(connectionString: string, concurrency: number, 
   return guardPool(new pg.Pool({ connectionString, max: workerPoolSize(concurrency), connectionTimeoutMillis: connectionTimeoutMs }), log);
 }
 
+/**
+ * How often an idle worker looks for jobs whose run_at has come (a new job wakes it at once by NOTIFY, a job added
+ * for later does not). Deliveries put off to a slot of their endpoint's pace must start within that slot's second.
+ */
+const POLL_INTERVAL_MS = 250;
+
 export function workerTuning(concurrency: number): Pick<RunnerOptions, "concurrency" | "pollInterval" | "preset"> {
   return {
     concurrency,
-    pollInterval: 1000,
+    pollInterval: POLL_INTERVAL_MS,
     preset: {
       worker: {
         localQueue: { size: concurrency * 2 },

@@ -14,8 +14,13 @@ export type ShedReason = "queue_full" | "queue_timeout";
 
 interface Waiter {
   admit: () => void;
-  timer: NodeJS.Timeout;
+  timer?: NodeJS.Timeout;
 }
+
+/** How far back /readyz looks at admissions and refusals, in one-second buckets. */
+const RECENT_SECONDS = 5;
+/** Refusals below this many in that time never make a process unready: a few are noise, not "most requests fail". */
+const RECENT_MIN_REFUSALS = 10;
 
 /**
  * Admission control for the requests that need the database. Past capacity, queueing them all (in the pool, in
@@ -26,6 +31,8 @@ interface Waiter {
 export class Admission {
   private running = 0;
   private readonly waiting: Waiter[] = [];
+  /** Admissions and refusals per second of the last RECENT_SECONDS, as [second, admitted, shed]. */
+  private readonly recent: [number, number, number][] = [];
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -41,22 +48,31 @@ export class Admission {
   }
 
   /**
-   * Resolves once the request may run, with the function that frees its slot (call it exactly once); rejects
-   * with 503 when the queue is full or the wait runs out. A request whose client went away stops waiting.
+   * Whether most requests that asked for a slot over the last few seconds were refused: then most requests would fail
+   * now too, which is what /readyz reports. A handful refused among many served is not that.
+   */
+  refusingMost(): boolean {
+    const since = this.second() - RECENT_SECONDS;
+    let admitted = 0;
+    let shed = 0;
+    for (const [s, a, r] of this.recent) {
+      if (s <= since) continue;
+      admitted += a;
+      shed += r;
+    }
+    return shed >= RECENT_MIN_REFUSALS && shed > admitted;
+  }
+
+  /**
+   * Resolves once the request may run, with the function that frees its slot (the first call frees it; later calls
+   * do nothing); rejects with 503 when the queue is full or the wait runs out. A request whose client went away
+   * stops waiting.
    */
   enter(res: ServerResponse): Promise<() => void> {
-    const release = () => {
-      const next = this.waiting.shift();
-      if (next) {
-        clearTimeout(next.timer);
-        next.admit();
-      } else {
-        this.running--;
-      }
-    };
     if (this.running < this.limits.maxInFlight) {
       this.running++;
-      return Promise.resolve(release);
+      this.count(1, 0);
+      return Promise.resolve(this.releaser());
     }
     if (this.waiting.length >= this.limits.maxQueued) return Promise.reject(this.shed("queue_full"));
     return new Promise((resolve, reject) => {
@@ -75,7 +91,8 @@ export class Admission {
         // The slot passes straight from the finishing request to this one: `running` does not change.
         admit: () => {
           res.off("close", gone);
-          resolve(release);
+          this.count(1, 0);
+          resolve(this.releaser());
         },
         timer: setTimeout(() => {
           leave();
@@ -87,10 +104,55 @@ export class Admission {
     });
   }
 
+  /**
+   * Takes a slot again for a request that gave its own up while it waited outside (src/platform/outside.ts): it goes
+   * ahead of the queue and is never shed, since what it does next (recording what it waited for) must happen.
+   */
+  reenter(): Promise<() => void> {
+    if (this.running < this.limits.maxInFlight) {
+      this.running++;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise((resolve) => this.waiting.unshift({ admit: () => resolve(this.releaser()) }));
+  }
+
+  /** The function that frees one slot, once: it passes to the next waiter or is given back. */
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiting.shift();
+      if (next) {
+        clearTimeout(next.timer);
+        next.admit();
+      } else {
+        this.running--;
+      }
+    };
+  }
+
   private shed(reason: ShedReason): Error {
     this.onShed(reason);
+    this.count(0, 1);
     return serviceUnavailable(
       reason === "queue_full" ? "The service is at capacity." : "The service is at capacity; the request waited too long for its turn.",
     );
+  }
+
+  private second(): number {
+    return Math.floor(Date.now() / 1000);
+  }
+
+  private count(admitted: number, shed: number): void {
+    const now = this.second();
+    const last = this.recent.at(-1);
+    if (last && last[0] === now) {
+      last[1] += admitted;
+      last[2] += shed;
+      return;
+    }
+    this.recent.push([now, admitted, shed]);
+    if (this.recent.length > RECENT_SECONDS) this.recent.shift();
   }
 }

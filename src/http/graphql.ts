@@ -10,10 +10,13 @@ import { useQueryLimits } from "../graphql/limits.js";
 import { operationInputViolations } from "../graphql/input.js";
 import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import type { Services } from "../platform/services.js";
+import type { WaitOutside } from "../platform/outside.js";
 
 export interface GraphqlServerContext {
   principal: Principal;
   requestId: string;
+  /** What a resolver waits on outside our database runs without the request's admission slot (see admitted, server.ts). */
+  waitOutside?: WaitOutside;
 }
 
 /** Codes graphql-yoga gives its own refusals of a request; ours (a query limit's INVALID_REQUEST) stay. */
@@ -113,7 +116,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
     graphiql: { title: "Partner platform GraphQL", headers: JSON.stringify({ Authorization: "Bearer <admin key or partner token>" }) },
     renderGraphiQL: graphiqlRenderer(),
     logging: false,
-    context: ({ principal, requestId }) => createContext(services, principal, requestId),
+    context: ({ principal, requestId, waitOutside }) => createContext(services, principal, requestId, null, waitOutside),
     maskedErrors: {
       maskError: (error, _message) => {
         const ctx = (error as GraphQLError).extensions?.requestId;

@@ -15,6 +15,8 @@ import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
 import type { GrantCache } from "../platform/auth/grant-cache.js";
+import type { OutsideCalls } from "../platform/outside.js";
+import type { Pacer } from "../platform/pace/pacer.js";
 import type { Services } from "../platform/services.js";
 import { assertReady } from "./readiness.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
@@ -236,6 +238,55 @@ export class Metrics {
       registers,
       collect() {
         this.set(admission.queued);
+      },
+    });
+  }
+
+  private pacer: Pacer | null = null;
+
+  /**
+   * Reports this process's webhook pace: deliveries put off to a later slot of their endpoint's pace, tests refused for
+   * it, and the reservations it asked its store for. Once per process (an API and a worker in one share the pacer).
+   */
+  watchPace(pacer: Pacer): void {
+    if (this.pacer) return;
+    this.pacer = pacer;
+    const registers = [this.registry];
+    const counter = (name: string, help: string, read: () => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
+    counter(
+      "webhook_paced_total",
+      "Webhook attempts put off to a later slot of their endpoint's pace (rateLimit per second); they wait, they never fail for it.",
+      () => pacer.stats.deferred,
+    );
+    counter(
+      "webhook_pace_refusals_total",
+      "Webhook tests refused with 429 because their endpoint had no slot of its pace left in the current second.",
+      () => pacer.stats.refused,
+    );
+    counter(
+      "webhook_pace_reservations_total",
+      "Round trips to the pace store (WEBHOOK_PACE_BACKEND) for slots; about one a second per endpoint sent to steadily.",
+      () => pacer.stats.reservations,
+    );
+  }
+
+  /** Reports the calls out (webhook tests, webhook URL lookups) Applications have in flight in this process. */
+  watchOutsideCalls(calls: OutsideCalls): void {
+    new Gauge({
+      name: "webhook_calls_out_in_flight",
+      help: "Calls out to partners' webhook receivers or their hosts' DNS (webhook tests, URL checks) requests of this process wait on, holding no admission slot.",
+      registers: [this.registry],
+      collect() {
+        this.set(calls.size);
       },
     });
   }

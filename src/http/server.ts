@@ -25,6 +25,7 @@ import { createDocs } from "./docs.js";
 import { createPortal } from "./portal.js";
 import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
+import type { WaitOutside } from "../platform/outside.js";
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -83,6 +84,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const metrics = new Metrics(services.pool, log);
   metrics.watchAttempts(services);
   metrics.watchGrants(services.grants);
+  metrics.watchOutsideCalls(services.outsideCalls);
+  metrics.watchPace(services.pacer);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(
@@ -93,13 +96,22 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
 
   /**
    * Runs a request that needs the database under the admission limit, once its body has arrived; health,
-   * readiness and metrics stay outside it.
+   * readiness and metrics stay outside it. What the request waits on outside our database (a partner's webhook
+   * receiver, DNS) it runs through `waitOutside`, which gives the slot up meanwhile and takes it again ahead of the queue.
    */
-  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: () => Promise<T>): Promise<T> {
+  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: (waitOutside: WaitOutside) => Promise<T>): Promise<T> {
     if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
-    const leave = await admission.enter(res);
+    let leave = await admission.enter(res);
+    const waitOutside: WaitOutside = async (fn) => {
+      leave();
+      try {
+        return await fn();
+      } finally {
+        leave = await admission.reenter();
+      }
+    };
     try {
-      return await handle();
+      return await handle(waitOutside);
     } finally {
       leave();
     }
@@ -123,6 +135,11 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (path === "/readyz") {
       only("GET");
       await assertReady(services);
+      if (admission.refusingMost()) {
+        throw new ApiError("SERVICE_UNAVAILABLE", "The process is at capacity: it refused most requests of the last few seconds.", undefined, {
+          "retry-after": "5",
+        });
+      }
       return send(res, 200, { status: "ready" });
     }
     if (path === "/.well-known/jwks.json") {
@@ -182,7 +199,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         return principal;
       };
       if (!(req.headers.accept ?? "").includes("text/event-stream")) {
-        return admitted(req, res, async () => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId }));
+        return admitted(req, res, async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }));
       }
       const principal = await admitted(req, res, authenticate);
       if (streams >= config.GRAPHQL_MAX_STREAMS) {
@@ -202,10 +219,10 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
-      return admitted(req, res, async () => {
+      return admitted(req, res, async (waitOutside) => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit);
         seen.principal = principal;
-        await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId });
+        await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId, waitOutside });
       });
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);

@@ -100,6 +100,18 @@ const envSchema = z
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: boolean.default(false),
     /** An endpoint whose deliveries have all failed for this long (from its first failure since its last success) turns INACTIVE. */
     WEBHOOK_DISABLE_AFTER: positiveDuration.default(parseDuration("5d")),
+    /** Calls out (webhook tests, webhook URL host lookups) one Application may have in flight per API process; default 2. */
+    WEBHOOK_TEST_CONCURRENCY: positiveInt.max(100, "must be at most 100").default(2),
+    /** Deliveries per second an endpoint created without a rateLimit receives at most; default 50. */
+    WEBHOOK_ENDPOINT_RATE: positiveInt.max(10_000, "must be at most 10000 (what an endpoint may ask for)").default(50),
+    /**
+     * Where the endpoints' pace is kept: `memory` (this process only), `postgres` (the PaceCursor table) or `redis`
+     * (REDIS_URL). Default: redis with REDIS_URL, else postgres with DATABASE_URL (other worker processes may share
+     * that database), else memory (embedded PostgreSQL: one process).
+     */
+    WEBHOOK_PACE_BACKEND: z.enum(["memory", "redis", "postgres"]).optional(),
+    /** Deliveries one recover call re-sends at most (it answers hasMore; the next call continues); default 100. */
+    WEBHOOK_RECOVER_MAX: positiveInt.max(1000, "must be at most 1000").default(100),
     CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     ROLE: z.enum(["api", "worker", "all"]).default("all"),
@@ -216,6 +228,9 @@ const envSchema = z
     if (c.RATE_LIMIT_BACKEND === "redis" && !c.REDIS_URL) {
       ctx.addIssue({ code: "custom", path: ["RATE_LIMIT_BACKEND"], message: "redis needs REDIS_URL" });
     }
+    if (c.WEBHOOK_PACE_BACKEND === "redis" && !c.REDIS_URL) {
+      ctx.addIssue({ code: "custom", path: ["WEBHOOK_PACE_BACKEND"], message: "redis needs REDIS_URL" });
+    }
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
     }
@@ -223,12 +238,13 @@ const envSchema = z
 
 type Parsed = z.infer<typeof envSchema>;
 export type RateLimitBackend = NonNullable<Parsed["RATE_LIMIT_BACKEND"]>;
-export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO"> & {
+export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO" | "WEBHOOK_PACE_BACKEND"> & {
   HTTP_MAX_IN_FLIGHT: number;
   HTTP_MAX_QUEUED: number;
   RATE_LIMIT_BACKEND: RateLimitBackend;
   METRICS_PORT: number;
   DEMO: boolean;
+  WEBHOOK_PACE_BACKEND: RateLimitBackend;
   publicBaseUrl: string;
 };
 
@@ -255,10 +271,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // connections only made each slower (measured: fewer successes, twice the latency at twice the pool).
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
-  const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? (c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory");
+  const shared = c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory";
+  const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? shared;
+  const WEBHOOK_PACE_BACKEND = c.WEBHOOK_PACE_BACKEND ?? shared;
   // A worker has no API port, so its health and metrics take PORT unless told otherwise.
   const METRICS_PORT = c.METRICS_PORT ?? c.PORT;
   // A demo Application holding every scope belongs on a developer's embedded database, not on a shared server.
   const DEMO = c.DEMO ?? c.DATABASE_URL === undefined;
-  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, RATE_LIMIT_BACKEND, METRICS_PORT, DEMO, publicBaseUrl };
+  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, RATE_LIMIT_BACKEND, WEBHOOK_PACE_BACKEND, METRICS_PORT, DEMO, publicBaseUrl };
 }

@@ -21,6 +21,7 @@ export const ERROR_CATALOG = {
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large", retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type", retryable: false },
   UNPROCESSABLE_ENTITY: { status: 422, title: "Unprocessable entity", retryable: false },
+  EVENT_EXPIRED: { status: 422, title: "Event past retention", retryable: false },
   RATE_LIMIT_EXCEEDED: { status: 429, title: "Rate limit exceeded", retryable: true },
   INTERNAL_SERVER_ERROR: { status: 500, title: "Internal server error", retryable: true },
   SERVICE_UNAVAILABLE: { status: 503, title: "Service unavailable", retryable: true },

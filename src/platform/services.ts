@@ -7,6 +7,8 @@ import type { KeyRing } from "./auth/keys.js";
 import type { Notifications } from "./db/notifications.js";
 import type { RateLimiter } from "./ratelimit/limiter.js";
 import type { GrantCache } from "./auth/grant-cache.js";
+import type { OutsideCalls } from "./outside.js";
+import type { Pacer } from "./pace/pacer.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -25,4 +27,8 @@ export interface Services {
   grants: GrantCache;
   /** The rate-limit counters (RATE_LIMIT_BACKEND). */
   rateLimiter: RateLimiter;
+  /** Calls out each Application has in flight in this process (WEBHOOK_TEST_CONCURRENCY). */
+  outsideCalls: OutsideCalls;
+  /** The webhook endpoints' pace (WEBHOOK_PACE_BACKEND): at most each one's rateLimit deliveries per second. */
+  pacer: Pacer;
 }

@@ -241,6 +241,7 @@ const ENDPOINT = {
   lastSuccessAt: "2025-03-01T18:30:01.152Z",
   failureCount: 0,
   disabledReason: null,
+  rateLimit: 50,
   deliveriesLast24h: { delivered: 41, failed: 1, pending: 0, successRate: 0.9762 },
 };
 
@@ -635,6 +636,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       id: ENDPOINT_ID,
       url: WEBHOOK_URL,
       events: ["order.created", "order.cancelled"],
+      rateLimit: 50,
       secret: "whsec_5oaG0P2uqqa0W7Hibi/wMVhXNjVkHMYveywSVc1zFio=",
       secretPrefix: SECRET_PREFIX,
       message: "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",
@@ -664,6 +666,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   updateWebhookEndpoint: {
     request: {
       pause: { summary: "Stop deliveries for a while", value: { status: "INACTIVE" } },
+      pace: { summary: "At most 10 deliveries a second (extension to the contract)", value: { rateLimit: 10 } },
       events: {
         summary: "Subscribe to the whole order lifecycle",
         value: { events: ["order.created", "order.confirmed", "order.ready", "order.dispatched", "order.delivered", "order.cancelled"] },
@@ -698,7 +701,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   recoverWebhookDeliveries: {
     request: one("What failed during last night's outage", { since: "2025-03-01T23:00:00.000Z", until: "2025-03-02T07:00:00.000Z" }),
-    response: one("Four deliveries queued again", { count: 4 }),
+    response: one("The first 100 deliveries of a long outage queued again (two past retention passed over): call again for the rest", {
+      count: 100,
+      hasMore: true,
+      expired: 2,
+    }),
     problem: {
       summary: "A window that ends before it starts",
       code: "INVALID_REQUEST",

@@ -199,6 +199,7 @@ export const PARAMETERS: Record<string, JsonSchema> = {
 const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
   INVALID_CLIENT: "token endpoint",
   IDEMPOTENCY_CONFLICT: "with Idempotency-Key",
+  EVENT_EXPIRED: "extension to the contract: replaying or recovering a delivery whose event is past EVENT_RETENTION_DAYS",
 };
 
 /** A problem+json response for one status; its description lists the codes that status can carry. */

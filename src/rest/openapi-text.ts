@@ -105,7 +105,9 @@ both forms (both order field families, both cursor names); where it left a point
   within 5 s is success; redirects are not followed. Failed attempts are retried after 1m, 2m, 5m, 15m,
   30m, 1h, 2h, 4h, 8h and 16h (10 attempts), then the delivery is DEAD_LETTER and the endpoint FAILED
   until its next success. Delivery is at-least-once: deduplicate on \`eventId\`, which stays the same on
-  every attempt and replay. \`GET /public/v1/webhooks\` and \`GET /public/v1/webhooks/deliveries\` answer
+  every attempt and replay. *(Extension to the contract)* An endpoint receives at most its \`rateLimit\`
+  deliveries per second (default 50, 1 to 10000, set on registration or PATCH); deliveries over it wait for
+  their turn and never fail for it. \`GET /public/v1/webhooks\` and \`GET /public/v1/webhooks/deliveries\` answer
   JSON arrays, newest first; the next page's cursor travels in \`X-Next-Cursor\` and \`Link: <…>; rel="next"\`.
   \`catalog.updated\` is aggregated over a 5 s window into one event per item and action.
 - **Rate limits.** Per store and per Application, by environment, over a sliding one-minute window:

@@ -5,6 +5,7 @@ import type { PartnerPrincipal, Principal } from "../platform/auth/principal.js"
 import { createContext } from "../platform/schema/context.js";
 import { operationCallsOut } from "../platform/schema/commands.js";
 import type { Tx } from "../platform/db/prisma.js";
+import type { WaitOutside } from "../platform/outside.js";
 import type { Services } from "../platform/services.js";
 import { parseJsonBody, requestBody } from "../http/body.js";
 import { send } from "../http/response.js";
@@ -29,6 +30,8 @@ export interface RestRequest {
   searchParams: URLSearchParams;
   principal: Principal;
   requestId: string;
+  /** Given by the HTTP server: what the operation waits on outside our database runs without the admission slot. */
+  waitOutside?: WaitOutside;
 }
 
 /**
@@ -156,7 +159,7 @@ export class RestRouter {
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
     const run: RouteNext = async (transaction) => {
-      const ctx = createContext(this.services, principal, r.requestId, transaction ?? null);
+      const ctx = createContext(this.services, principal, r.requestId, transaction ?? null, r.waitOutside);
       const runOperation: RunOperation = async <Result>(document: Route["document"], variables: Record<string, unknown>) => {
         const data = await this.runOperation({ operationId: route.operationId, document, variables }, ctx);
         // The document was validated against the schema at start, and its result type was computed from that schema.

@@ -135,6 +135,15 @@ async function testDelivery(ctx: CaseContext, endpointId: string): Promise<strin
   return expectStatus(res, 200, "sending a test event").id;
 }
 
+/** A dead-lettered delivery of the shared endpoint whose event the retention sweep has removed. */
+async function expiredDelivery(ctx: CaseContext): Promise<string> {
+  const id = await testDelivery(ctx, await sharedEndpoint(ctx));
+  const { db } = ctx.app.services;
+  const delivery = await db.webhookDelivery.update({ where: { id }, data: { status: "DEAD_LETTER" } });
+  await db.event.delete({ where: { id: delivery.eventId } });
+  return id;
+}
+
 /** The endpoint, after a test event to it: it has a delivery and a success or failure on record. */
 async function tested(ctx: CaseContext, endpointId: string): Promise<string> {
   await testDelivery(ctx, endpointId);
@@ -637,6 +646,11 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       }),
     },
     {
+      name: "a rateLimit out of range is 400",
+      status: 400,
+      run: (ctx) => ({ body: { url: ctx.receiver.url("/contract/created"), events: ["order.created"], rateLimit: 10_001 } }),
+    },
+    {
       name: "a cloud metadata address is 422 PRIVATE_NETWORK",
       status: 422,
       run: () => ({ body: { url: "http://169.254.169.254/latest/meta-data/", events: ["order.created"] } }),
@@ -729,6 +743,11 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       },
     },
     {
+      name: "a delivery whose event is past retention is 422 EVENT_EXPIRED",
+      status: 422,
+      run: async (ctx) => ({ path: { deliveryId: await expiredDelivery(ctx) } }),
+    },
+    {
       name: "an Idempotency-Key used for another delivery is 409 IDEMPOTENCY_CONFLICT",
       status: 409,
       run: async (ctx) => {
@@ -759,6 +778,9 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       },
     },
     { name: "an unsafe URL is 422", status: 422, run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { url: "http://169.254.169.254/" } }) },
+    { name: "its pace (rateLimit)", run: async (ctx) => ({ path: { id: await sharedEndpoint(ctx) }, body: { rateLimit: 1000 } }) },
+    // Above the maximum: the Mesh itself refuses what is not positive before calling.
+    { name: "a rateLimit out of range is 400", status: 400, run: () => ({ path: unknownId(), body: { rateLimit: 10_001 } }) },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { status: "ACTIVE" } }) },
     forbiddenCase("webhooks:manage", { path: unknownId(), body: { status: "ACTIVE" } }),
   ],
@@ -778,6 +800,15 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
         const id = await newEndpoint(ctx);
         await deactivate(ctx, id);
         return { path: { id }, body: { since: new Date(Date.now() - 3_600_000).toISOString() } };
+      },
+    },
+    {
+      name: "a window whose only failed delivery is past retention is 422 EVENT_EXPIRED",
+      status: 422,
+      run: async (ctx) => {
+        const delivery = await ctx.app.services.db.webhookDelivery.findUniqueOrThrow({ where: { id: await expiredDelivery(ctx) } });
+        const since = delivery.createdAt;
+        return { path: { id: delivery.endpointId }, body: { since: since.toISOString(), until: new Date(since.getTime() + 1).toISOString() } };
       },
     },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { since: new Date().toISOString() } }) },

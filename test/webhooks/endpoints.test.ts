@@ -56,7 +56,7 @@ async function emitAndFanOutWithAttempts(storeId: string, type: "order.created" 
   return { eventId: event.id, attempts: await fanOutEvent(app.services.pool, event.id) };
 }
 
-const ENDPOINT_KEYS = ["deliveriesLast24h", "disabledReason", "events", "failureCount", "id", "lastSuccessAt", "secretPrefix", "status", "url"];
+const ENDPOINT_KEYS = ["deliveriesLast24h", "disabledReason", "events", "failureCount", "id", "lastSuccessAt", "rateLimit", "secretPrefix", "status", "url"];
 const DELIVERY_KEYS = [
   "attempts",
   "endpointId",
@@ -77,7 +77,7 @@ describe("endpoint management", () => {
     const url = receiver.url("/crud");
     const created = await create(tenant, { url, events: ["order.created", "order.cancelled", "order.created"] });
     expect(created.status).toBe(201);
-    expect(Object.keys(created.body).sort()).toEqual(["events", "id", "message", "secret", "secretPrefix", "url"]);
+    expect(Object.keys(created.body).sort()).toEqual(["events", "id", "message", "rateLimit", "secret", "secretPrefix", "url"]);
     const { id, secret } = created.body as { id: string; secret: string };
     expect(created.body).toMatchObject({ url, events: ["order.created", "order.cancelled"], secretPrefix: secret.slice(0, 12) });
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -97,6 +97,7 @@ describe("endpoint management", () => {
       events: ["order.created", "order.cancelled"],
       status: "ACTIVE",
       secretPrefix: secret.slice(0, 12),
+      rateLimit: 50,
       lastSuccessAt: null,
       failureCount: 0,
       disabledReason: null,
@@ -297,7 +298,7 @@ describe("deliveries list", () => {
     const gql = await graphql<{ webhookDeliveries: { data: Body[]; hasMore: boolean; nextCursor: string | null }; webhookEndpoints: Body[] }>(
       app,
       `{ webhookDeliveries(limit: 3) { data { id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId } hasMore nextCursor }
-         webhookEndpoints { id url events status secretPrefix lastSuccessAt failureCount disabledReason deliveriesLast24h { delivered failed pending successRate } } }`,
+         webhookEndpoints { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit deliveriesLast24h { delivered failed pending successRate } } }`,
       {},
       t.token,
     );

@@ -109,3 +109,40 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** A receiver that accepts every request and never answers: each one holds its sender until the sender gives up. */
+export interface SilentReceiver {
+  url(path: string): string;
+  /** Requests whose headers have arrived, still held. */
+  held(): number;
+  /** Requests that arrived in all. */
+  received(): number;
+  /** Drops the connections of every held request: their senders see the connection reset. */
+  cut(): void;
+  close(): Promise<void>;
+}
+
+export async function startSilentReceiver(): Promise<SilentReceiver> {
+  let received = 0;
+  const open = new Set<http.ServerResponse>();
+  const server = http.createServer((_req, res) => {
+    received++;
+    open.add(res);
+    res.on("close", () => open.delete(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (path) => `http://127.0.0.1:${port}${path}`,
+    held: () => open.size,
+    received: () => received,
+    cut: () => {
+      for (const res of open) res.socket?.destroy();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

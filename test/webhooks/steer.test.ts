@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { call, createTenant, getToken, type Tenant } from "../helpers/tenants.js";
+import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
 import { emitEvent } from "../../src/modules/events/outbox.js";
 import type { EventData, EventType } from "../../src/modules/events/types.js";
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { retryAfterMs } from "../../src/modules/webhooks/policy.js";
+import { runAttempt } from "../../src/modules/webhooks/attempt.js";
+import { removeExpiredEvents } from "../../workers/tasks/cleanup-events.js";
 import { startWorker } from "../../workers/runner.js";
 import { startReceiver, verifySignature, waitFor, type Receiver } from "./receiver.js";
 
@@ -72,6 +74,29 @@ function settles(eventId: string, endpointId: string, status: string, timeoutMs 
     },
     timeoutMs,
   );
+}
+
+/**
+ * `n` dead letters of the endpoint (10 failed scheduled attempts each), with their events, written directly: what matters
+ * is what recover and replay do with them.
+ */
+async function deadLetters(endpointId: string, n: number): Promise<{ deliveries: string[]; events: string[] }> {
+  const { rows } = await app.services.pool.query<{ id: string; eventId: string }>(
+    `with ev as (
+       insert into "Event" (id, "storeId", type, data) select gen_random_uuid(), $1::uuid, 'order.created', $3::jsonb from generate_series(1, $4::int) returning id
+     ), d as (
+       insert into "WebhookDelivery" (id, "eventId", "endpointId", "applicationId", "storeId", "eventType", status, attempts, "updatedAt")
+       select gen_random_uuid(), ev.id, e.id, e."applicationId", e."storeId", 'order.created', 'DEAD_LETTER', 10, now() from ev, "WebhookEndpoint" e where e.id = $2::uuid
+       returning id, "eventId"
+     ), a as (
+       insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "startedAt")
+       select gen_random_uuid(), d.id, n, 'SCHEDULED', false, 500, 1, 'HTTP 500', '{}'::jsonb, '', now() from d, generate_series(1, 10) n
+     )
+     select id, "eventId" from d`,
+    [tenant.storeId, endpointId, JSON.stringify(ORDER), n],
+  );
+  expect(rows).toHaveLength(n);
+  return { deliveries: rows.map((r) => r.id), events: rows.map((r) => r.eventId) };
 }
 
 function endpointRow(id: string) {
@@ -169,8 +194,22 @@ describe("PATCH /public/v1/webhooks/{id}", () => {
   it("checks its input: URL rules as on create, scopes of each type, an empty body", async () => {
     const endpoint = await register("/patch-checks");
     const path = `/public/v1/webhooks/${endpoint.id}`;
-    const metadata = await call(app, "PATCH", path, { token: tenant.token, body: { url: "http://169.254.169.254/latest" } });
-    expect(metadata.status).toBe(422);
+    // Private networks are allowed here, cloud metadata services never are, in any encoding; refused from the URL
+    // alone (nothing listens at these addresses on this machine, and nothing is contacted).
+    for (const url of [
+      "http://169.254.169.254/latest",
+      "http://100.100.100.200/latest/meta-data/",
+      "http://0x646464c8/",
+      "http://[::ffff:a9fe:a9fe]/",
+      "http://metadata.google.internal./",
+    ]) {
+      const patched = await call<{ errors: { field: string; code: string }[] }>(app, "PATCH", path, { token: tenant.token, body: { url } });
+      expect(patched.status, url).toBe(422);
+      expect(patched.body.errors[0]).toMatchObject({ field: "url", code: "PRIVATE_NETWORK" });
+      const created = await call(app, "POST", "/public/v1/webhooks", { token: tenant.token, body: { url, events: ["order.created"] } });
+      expect(created.status, url).toBe(422);
+    }
+    expect((await endpointRow(endpoint.id)).url).toBe(receiver.url("/patch-checks"));
     expect((await call(app, "PATCH", path, { token: tenant.token, body: {} })).status).toBe(400);
     expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "FAILED" } })).status).toBe(400);
     expect((await call(app, "PATCH", path, { token: tenant.token, body: { events: ["order.nope"] } })).status).toBe(400);
@@ -180,6 +219,55 @@ describe("PATCH /public/v1/webhooks/{id}", () => {
     const denied = await call(app, "PATCH", `/public/v1/webhooks/${own.id}`, { token: limited.token, body: { events: ["order.created"] } });
     expect(denied.status).toBe(403);
     expect((await call(app, "PATCH", path, { token: limited.token, body: { status: "INACTIVE" } })).status).toBe(404);
+  });
+
+  it("an endpoint an administrator set INACTIVE stays so until an administrator changes it: the partner's ACTIVE is 403", async () => {
+    const endpoint = await register("/admin-off");
+    const path = `/public/v1/webhooks/${endpoint.id}`;
+    const setStatus = (status: string) =>
+      graphql<{ setWebhookEndpointStatus: { status: string } }>(
+        app,
+        "mutation($id: ID!, $status: WebhookEndpointSwitch!) { setWebhookEndpointStatus(id: $id, status: $status) { status } }",
+        {
+          id: endpoint.id,
+          status,
+        },
+      );
+    expect((await setStatus("INACTIVE")).data).toEqual({ setWebhookEndpointStatus: { status: "INACTIVE" } });
+
+    const refused = await call<{ code: string; detail: string }>(app, "PATCH", path, {
+      token: tenant.token,
+      body: { status: "ACTIVE", url: receiver.url("/admin-off-2") },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe("FORBIDDEN");
+    expect(refused.body.detail).toMatch(/administrator/);
+    // Nothing of the refused request was applied.
+    expect(await endpointRow(endpoint.id)).toMatchObject({
+      status: "INACTIVE",
+      url: receiver.url("/admin-off"),
+      disabledReason: "Set INACTIVE by an administrator.",
+    });
+
+    // The partner still changes its URL and events, and may say INACTIVE again: the administrator's word stays.
+    const moved = await call<Record<string, unknown>>(app, "PATCH", path, { token: tenant.token, body: { url: receiver.url("/admin-off-2"), events: ["*"] } });
+    expect(moved.status).toBe(200);
+    expect(moved.body).toMatchObject({ status: "INACTIVE", url: receiver.url("/admin-off-2"), events: ["*"] });
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "INACTIVE" } })).status).toBe(200);
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "ACTIVE" } })).status).toBe(403);
+    const recover = await call<{ detail: string }>(app, "POST", `${path}/recover`, {
+      token: tenant.token,
+      body: { since: new Date(Date.now() - 60_000).toISOString() },
+    });
+    expect(recover.status).toBe(422);
+    expect(recover.body.detail).toMatch(/administrator/);
+
+    // An administrator's ACTIVE ends it; from then on the partner's own INACTIVE and ACTIVE work as before.
+    expect((await setStatus("ACTIVE")).data).toEqual({ setWebhookEndpointStatus: { status: "ACTIVE" } });
+    expect((await call(app, "PATCH", path, { token: tenant.token, body: { status: "INACTIVE" } })).status).toBe(200);
+    const back = await call<Record<string, unknown>>(app, "PATCH", path, { token: tenant.token, body: { status: "ACTIVE" } });
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ status: "ACTIVE", disabledReason: null });
   });
 
   it('"*" follows the scopes the Application holds at delivery time', async () => {
@@ -209,7 +297,7 @@ describe("recover", () => {
       body: { since: since.toISOString() },
     });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ count: 2 });
+    expect(res.body).toEqual({ count: 2, hasMore: false, expired: 0 });
     for (const e of events) {
       const d = await settles(e.id, endpoint.id, "DELIVERED");
       const attempts = await app.services.db.webhookAttempt.findMany({ where: { deliveryId: d.id }, orderBy: { number: "asc" } });
@@ -222,7 +310,7 @@ describe("recover", () => {
       token: tenant.token,
       body: { since: new Date(Date.now() - 60_000).toISOString(), until: since.toISOString() },
     });
-    expect(later.body).toEqual({ count: 0 });
+    expect(later.body).toEqual({ count: 0, hasMore: false, expired: 0 });
     const backwards = await call(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
       token: tenant.token,
       body: { since: new Date().toISOString(), until: since.toISOString() },
@@ -230,32 +318,39 @@ describe("recover", () => {
     expect(backwards.status).toBe(400);
   });
 
-  it("walks a large window in batches, and an INACTIVE endpoint answers 422", async () => {
+  it("re-sends at most WEBHOOK_RECOVER_MAX per call with hasMore; calling again continues after them, never the same ones, until done", async () => {
+    receiver.on("/recover-many", () => ({ status: 500 }));
     const endpoint = await register("/recover-many");
     const since = new Date(Date.now() - 1000);
-    // 1,200 dead letters (three batches of the walk), written directly: what matters here is the walk.
-    const { rows } = await app.services.pool.query<{ n: number }>(
-      `with ev as (
-         insert into "Event" (id, "storeId", type, data) select gen_random_uuid(), $1::uuid, 'order.created', $3::jsonb from generate_series(1, 1200) returning id
-       ), d as (
-         insert into "WebhookDelivery" (id, "eventId", "endpointId", "applicationId", "storeId", "eventType", status, attempts, "updatedAt")
-         select gen_random_uuid(), ev.id, e.id, e."applicationId", e."storeId", 'order.created', 'DEAD_LETTER', 10, now() from ev, "WebhookEndpoint" e where e.id = $2::uuid
-         returning 1
-       ) select count(*)::int as n from d`,
-      [tenant.storeId, endpoint.id, JSON.stringify(ORDER)],
-    );
-    expect(rows[0].n).toBe(1200);
-    const res = await call<{ count: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
-      token: tenant.token,
-      body: { since: since.toISOString() },
-    });
-    expect(res.body).toEqual({ count: 1200 });
-    await waitFor(
-      "every recovered delivery to be DELIVERED",
-      async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: "DELIVERED" } })) === 1200,
-      60_000,
-    );
-    expect(receiver.requests("/recover-many")).toHaveLength(1200);
+    const ids = await deadLetters(endpoint.id, 160);
+    const recover = () =>
+      call<{ count: number; hasMore: boolean; expired: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+        token: tenant.token,
+        body: { since: since.toISOString() },
+      });
+    const sentOnce = async (n: number) => {
+      await waitFor(`${n} recover attempts`, () => receiver.requests("/recover-many").length >= n, 30_000);
+      await waitFor(
+        "the attempts to be recorded",
+        async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: endpoint.id, status: "PENDING" } })) === 0,
+      );
+      return new Set(receiver.requests("/recover-many").map((r) => JSON.parse(r.body).eventId as string));
+    };
+
+    // The receiver keeps failing: each recovered delivery returns to DEAD_LETTER, and still the second call sends the rest.
+    const first = await recover();
+    expect(first.status).toBe(202);
+    expect(first.body).toEqual({ count: 100, hasMore: true, expired: 0 });
+    const firstSent = await sentOnce(100);
+    expect(firstSent.size).toBe(100);
+    const second = await recover();
+    expect(second.body).toEqual({ count: 60, hasMore: false, expired: 0 });
+    const allSent = await sentOnce(160);
+    expect(allSent).toEqual(new Set(ids.events));
+    expect(receiver.requests("/recover-many")).toHaveLength(160);
+    // A walk that ended starts again from the window's beginning.
+    expect((await recover()).body).toEqual({ count: 100, hasMore: true, expired: 0 });
+    await sentOnce(260);
 
     await call(app, "PATCH", `/public/v1/webhooks/${endpoint.id}`, { token: tenant.token, body: { status: "INACTIVE" } });
     const refused = await call<{ errors: { code: string }[] }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
@@ -265,6 +360,58 @@ describe("recover", () => {
     expect(refused.status).toBe(422);
     expect(refused.body.errors[0].code).toBe("ENDPOINT_INACTIVE");
   }, 90_000);
+});
+
+describe("deliveries whose event is past retention", () => {
+  it("replay is 422 EVENT_EXPIRED and changes nothing; recover skips and counts them, and is 422 when nothing else is left", async () => {
+    const endpoint = await register("/expired");
+    const since = new Date(Date.now() - 1000);
+    const { deliveries, events } = await deadLetters(endpoint.id, 3);
+    // All three past retention and swept (the sweep keeps no event of a dead letter).
+    await app.services.db.event.updateMany({ where: { id: { in: events } }, data: { createdAt: new Date(Date.now() - 31 * 86_400_000) } });
+    expect(await removeExpiredEvents(app.services)).toBe(3);
+
+    for (const id of deliveries) {
+      const replay = await call<{ code: string; title: string; detail: string }>(app, "POST", `/public/v1/webhooks/deliveries/${id}/replay`, {
+        token: tenant.token,
+      });
+      expect(replay.status).toBe(422);
+      expect(replay.body).toMatchObject({ code: "EVENT_EXPIRED", title: "Event past retention" });
+      expect(replay.body.detail).toContain(id);
+    }
+    const batch = await graphql(app, "mutation($ids: [ID!]!) { replayWebhookDeliveries(ids: $ids) { id } }", { ids: deliveries });
+    expect(batch.errors?.[0]?.extensions?.code).toBe("EVENT_EXPIRED");
+    const rows = await app.services.db.webhookDelivery.findMany({ where: { id: { in: deliveries } } });
+    expect(rows.map((d) => d.status)).toEqual(["DEAD_LETTER", "DEAD_LETTER", "DEAD_LETTER"]);
+
+    // Only expired deliveries in the window: nothing can be sent.
+    const body = { since: since.toISOString() };
+    const none = await call<{ code: string }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, { token: tenant.token, body });
+    expect(none.status).toBe(422);
+    expect(none.body.code).toBe("EVENT_EXPIRED");
+
+    // With a live one beside them, recover sends it and counts the others.
+    const live = await deadLetters(endpoint.id, 1);
+    const mixed = await call(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, { token: tenant.token, body });
+    expect(mixed.status).toBe(202);
+    expect(mixed.body).toEqual({ count: 1, hasMore: false, expired: 3 });
+    await settles(live.events[0], endpoint.id, "DELIVERED");
+    expect(receiver.requests("/expired").map((r) => JSON.parse(r.body).eventId)).toEqual(live.events);
+  });
+
+  it("a replay whose event is swept after it was requested ends with that reason, not another", async () => {
+    const endpoint = await register("/swept");
+    const { deliveries, events } = await deadLetters(endpoint.id, 1);
+    await app.services.db.webhookDelivery.update({ where: { id: deliveries[0] }, data: { status: "PENDING" } });
+    await app.services.db.event.delete({ where: { id: events[0] } });
+    const outcome = await runAttempt(app.services, { deliveryId: deliveries[0], trigger: "REPLAY" });
+    expect(outcome).toEqual({ kind: "skipped", reason: "event expired" });
+    expect(await app.services.db.webhookDelivery.findUniqueOrThrow({ where: { id: deliveries[0] } })).toMatchObject({
+      status: "DEAD_LETTER",
+      lastError: "event past retention",
+    });
+    expect(receiver.requests("/swept")).toHaveLength(0);
+  });
 });
 
 describe("receiver signals", () => {

@@ -109,6 +109,39 @@ describe("checkWebhookUrl: private and special addresses", () => {
     expect((await checkWebhookUrl("https://dev.local/hook", { ...opts, resolve: resolvesTo("10.0.0.5") })).ok).toBe(true);
   });
 
+  // Every form a cloud metadata service can be written in: refused even where private networks are allowed, judged
+  // from the URL alone (no DNS, nothing contacted).
+  it.each([
+    "http://169.254.169.254/latest/meta-data/",
+    "http://2852039166/", // 169.254.169.254 as one decimal number
+    "http://0xa9fea9fe/",
+    "http://0251.0376.0251.0376/",
+    "http://0xa9.0xfe.0xa9.0xfe/",
+    "http://169.254.43518/",
+    "http://169.254.169.254./",
+    "http://[::ffff:169.254.169.254]/",
+    "http://[::ffff:a9fe:a9fe]/",
+    "http://[::a9fe:a9fe]/", // IPv4-compatible (deprecated) form
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://[2002:a9fe:a9fe::1]/", // 6to4 of the same address
+    "http://[fd00:ec2::254]/",
+    "http://[FD00:EC2:0:0:0:0:0:254]/",
+    "http://[::ffff:100.100.100.200]/",
+    "http://100.100.100.200/latest/meta-data/", // Alibaba Cloud
+    "http://1684301000/", // 100.100.100.200 as one decimal number
+    "http://0x646464c8/",
+    "http://0144.0144.0144.0310/",
+    "http://100.100.100.200./",
+    "http://192.0.0.192/", // Oracle Cloud (legacy)
+    "http://168.63.129.16/", // Azure WireServer
+    "http://metadata.google.internal/computeMetadata/v1/",
+    "http://METADATA.GOOGLE.INTERNAL./",
+    "http://metadata.google.internal../",
+  ])("refuses the metadata address %s with private networks allowed", async (url) => {
+    const message = await expectRefused(url, { environment: "SANDBOX", allowPrivateNetworks: true, resolve: noDns }, "PRIVATE_NETWORK");
+    expect(message).toMatch(/metadata/);
+  });
+
   it("still refuses cloud metadata endpoints when allowPrivateNetworks is set", async () => {
     const opts: CheckWebhookUrlOptions = { environment: "SANDBOX", allowPrivateNetworks: true, resolve: noDns };
     await expectRefused("http://169.254.169.254/latest/meta-data/", opts, "PRIVATE_NETWORK");

@@ -30,7 +30,8 @@ export const insertEvents = (
     where (graphile_worker.add_job(${task}, json_build_object('eventId', id::text), job_key := 'fan_out:' || id::text)).id is not null`;
 
 /**
- * Deletes up to $2 events recorded before $1, except events with an attempt still scheduled, and drops what their
+ * Deletes up to $2 events recorded before $1, except events with an attempt still scheduled or queued (a PENDING
+ * delivery: a replay or recover requested before the event expired still finds it), and drops what their
  * deliveries' attempts kept of the bodies (request body and headers, response excerpt). The delivery rows and
  * the attempts' summaries stay (status, attempts, eventId, eventType): WebhookDelivery.eventId has no foreign key.
  * Plain SQL for the batch bound: Prisma's deleteMany takes no LIMIT, and one unbounded DELETE of a month of
@@ -39,7 +40,7 @@ export const insertEvents = (
 export const DELETE_EXPIRED_EVENTS = `with expired as (
   select e.id from "Event" e
   where e."createdAt" < $1
-    and not exists (select 1 from "WebhookDelivery" d where d."eventId" = e.id and d."nextAttemptAt" is not null)
+    and not exists (select 1 from "WebhookDelivery" d where d."eventId" = e.id and (d."nextAttemptAt" is not null or d.status = 'PENDING'))
   limit $2
 ), bodies as (
   update "WebhookAttempt" a set "requestBody" = '', "requestHeaders" = '{}'::jsonb, "responseExcerpt" = null

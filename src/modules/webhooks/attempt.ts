@@ -1,16 +1,19 @@
 import type DataLoader from "dataloader";
 import type pg from "pg";
 import type { Services } from "../../platform/services.js";
+import { waitInline, type WaitOutside } from "../../platform/outside.js";
 import { checkWebhookUrl, type WebhookEnvironment } from "./url-safety.js";
 import { sendWebhook, type SendWebhookResult } from "./send.js";
 import { deliveryHeaders, envelopeBody } from "./message.js";
-import { DELIVER_TASK, scheduledJobKey, type DeliverPayload } from "./jobs.js";
+import { DELIVER_TASK, SCHEDULED_JOB_KEY_PREFIX, deliverJobKey, paceKey, scheduledJobKey, type DeliverPayload } from "./jobs.js";
+import type { FirstAttempt } from "./fan-out.js";
 import type { Tx, WebhookDeliveryStatus, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import { MAX_SCHEDULED_ATTEMPTS, attemptLeaseMs, retryAfterMs, retryDelayMs } from "./policy.js";
 import { emitEvent } from "../events/outbox.js";
 import { OPERATIONAL_EVENT_TYPES } from "./events.js";
 import { lockEndpoint } from "./sql/endpoints.js";
-import { DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
+import { DEFER_ATTEMPT, DELIVERY_STATE, END_CHAIN, FAIL_REPLAY, WEBHOOK_CLAIM } from "./sql/claim.js";
+import { DEFER_FIRST } from "./sql/fan-out.js";
 import { WEBHOOK_RECORD, WEBHOOK_RECORD_FIRST } from "./sql/record.js";
 import { parseInstant } from "../../platform/input.js";
 import { batchStatements } from "../../platform/db/batch.js";
@@ -30,11 +33,14 @@ export type AttemptRequest = DeliverPayload | { deliveryId: string; trigger: "TE
 
 export type AttemptOutcome =
   | { kind: "attempted"; succeeded: boolean; status: WebhookDeliveryStatus; attempt: number }
-  | { kind: "skipped"; reason: "gone" | "not due" | "endpoint inactive" }
+  | { kind: "skipped"; reason: "gone" | "not due" | "endpoint inactive" | "event expired" }
   /** Another attempt of this scheduled step holds the lease (or died holding it): come back at retryAt. */
-  | { kind: "busy"; retryAt: Date };
+  | { kind: "busy"; retryAt: Date }
+  /** Over its endpoint's pace: put off, uncounted, to the slot reserved for it at `at` (its job runs again then). */
+  | { kind: "paced"; at: Date };
 
 const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
+const EVENT_EXPIRED_ERROR = "event past retention";
 
 /** What a claim returns: everything an attempt needs to send. */
 export interface Claimed {
@@ -59,6 +65,10 @@ export interface Claimed {
   environment: WebhookEnvironment;
   /** All scheduled attempts ran and none ever succeeded: the delivery is a dead letter whatever its status says. */
   chainExhausted: boolean;
+  /** Deliveries per second the endpoint receives at most. */
+  rateLimit: number;
+  /** lastAttemptAt before this claim stamped it (null for a first attempt), given back when the attempt is put off. */
+  previousAttemptAt: Date | null;
 }
 
 async function claim(services: Services, req: AttemptRequest): Promise<Claimed | null> {
@@ -70,27 +80,33 @@ async function claim(services: Services, req: AttemptRequest): Promise<Claimed |
 
 /** Why a claim found nothing to do; the rare path, so it may cost a second statement. */
 async function explainUnclaimed(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
-  const { rows } = await services.pool.query<{ status: WebhookDeliveryStatus; nextAttemptAt: Date | null; lastAttemptAt: Date | null; endpointStatus: string }>(
-    DELIVERY_STATE,
-    [req.deliveryId],
-  );
+  const { rows } = await services.pool.query<{
+    status: WebhookDeliveryStatus;
+    nextAttemptAt: Date | null;
+    lastAttemptAt: Date | null;
+    endpointStatus: string;
+    eventKept: boolean;
+  }>(DELIVERY_STATE, [req.deliveryId]);
   const row = rows[0];
   if (!row) return { kind: "skipped", reason: "gone" };
+  // What stops the delivery: its event was swept by retention, or its endpoint is INACTIVE (a replay can send it once re-enabled).
+  const stop = row.eventKept
+    ? ({ reason: "endpoint inactive", error: ENDPOINT_INACTIVE_ERROR } as const)
+    : ({ reason: "event expired", error: EVENT_EXPIRED_ERROR } as const);
   if (req.trigger === "SCHEDULED") {
     const due =
       (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt !== null && row.nextAttemptAt.getTime() === parseInstant(req.dueAt)?.getTime();
     if (!due) return { kind: "skipped", reason: "not due" };
-    if (row.endpointStatus === "INACTIVE") {
-      // INACTIVE endpoints receive nothing: the retry chain ends here; a replay can send it once re-enabled.
-      await services.pool.query(END_CHAIN, [req.deliveryId, req.dueAt, ENDPOINT_INACTIVE_ERROR]);
-      return { kind: "skipped", reason: "endpoint inactive" };
+    if (row.eventKept && row.endpointStatus !== "INACTIVE") {
+      const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
+      return { kind: "busy", retryAt: new Date((row.lastAttemptAt?.getTime() ?? Date.now()) + lease) };
     }
-    const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
-    return { kind: "busy", retryAt: new Date((row.lastAttemptAt?.getTime() ?? Date.now()) + lease) };
+    await services.pool.query(END_CHAIN, [req.deliveryId, req.dueAt, stop.error]);
+    return { kind: "skipped", reason: stop.reason };
   }
-  // A replay whose endpoint was disabled after it was requested: leave PENDING for what it was before.
-  await services.pool.query(FAIL_REPLAY, [req.deliveryId, ENDPOINT_INACTIVE_ERROR]);
-  return { kind: "skipped", reason: "endpoint inactive" };
+  // A replay, recover or test claims unless the endpoint was disabled or the event swept after it was requested.
+  await services.pool.query(FAIL_REPLAY, [req.deliveryId, stop.error, MAX_SCHEDULED_ATTEMPTS]);
+  return { kind: "skipped", reason: stop.reason };
 }
 
 interface Sent {
@@ -149,25 +165,28 @@ function decryptSecret(services: Services, ciphertext: string): string {
   return secret;
 }
 
-async function send(services: Services, deliveryId: string, c: Claimed): Promise<Sent> {
+async function send(services: Services, deliveryId: string, c: Claimed, waitOutside: WaitOutside): Promise<Sent> {
   const { config } = services;
   const secrets = [decryptSecret(services, c.secretCiphertext)];
   if (c.previousSecretCiphertext) secrets.push(decryptSecret(services, c.previousSecretCiphertext));
   const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId);
   const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets });
-  // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
-  const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
-  if (!check.ok) {
-    const error = `URL refused at delivery time (${check.code}): ${check.message}`;
-    return {
-      result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false, retryAfter: null },
-      headers,
-      body,
-      refused: true,
-    };
-  }
-  const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
-  return { result, headers, body, refused: false };
+  // The lookup and the POST both wait on the partner's side, so both run outside.
+  return waitOutside(async (): Promise<Sent> => {
+    // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).
+    const check = await checkWebhookUrl(c.url, { environment: c.environment, allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
+    if (!check.ok) {
+      const error = `URL refused at delivery time (${check.code}): ${check.message}`;
+      return {
+        result: { ok: false, status: null, durationMs: 0, error, responseExcerpt: null, timedOut: false, retryAfter: null },
+        headers,
+        body,
+        refused: true,
+      };
+    }
+    const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
+    return { result, headers, body, refused: false };
+  });
 }
 
 interface Decision {
@@ -414,24 +433,98 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
   return { kind: "attempted", succeeded: result.ok, status: d.status, attempt: attempts };
 }
 
-async function sendAndRecord(services: Services, req: AttemptRequest, claimed: Claimed, create: boolean): Promise<AttemptOutcome> {
-  const sent = await send(services, req.deliveryId, claimed);
+async function sendAndRecord(
+  services: Services,
+  req: AttemptRequest,
+  claimed: Claimed,
+  create: boolean,
+  waitOutside: WaitOutside = waitInline,
+): Promise<AttemptOutcome> {
+  const sent = await send(services, req.deliveryId, claimed, waitOutside);
   const report = { result: resultOf(sent), seconds: sent.result.durationMs / 1000 };
   for (const watcher of watchers.get(services) ?? []) watcher(report);
   return record(services, req, claimed, sent, create);
 }
 
 /**
- * The first attempt of a delivery the fan-out planned but did not create (WEBHOOK_FAN_OUT_TARGETS): sent, then
- * created already recorded. A crash in between loses nothing: the fan-out job has not completed, and its re-run
- * creates the deliveries and schedules their attempts.
+ * Claims, sends and records one attempt; the API's tests pass `waitOutside` so the send holds no admission slot. An
+ * attempt over its endpoint's pace is put off to the slot reserved for it (a test is paced before it is created, see
+ * sendTestEvent).
  */
-export function attemptFirst(services: Services, req: AttemptRequest, planned: Claimed): Promise<AttemptOutcome> {
-  return sendAndRecord(services, req, planned, true);
-}
-
-export async function runAttempt(services: Services, req: AttemptRequest): Promise<AttemptOutcome> {
+export async function runAttempt(services: Services, req: AttemptRequest, waitOutside: WaitOutside = waitInline): Promise<AttemptOutcome> {
   const claimed = await claim(services, req);
   if (!claimed) return explainUnclaimed(services, req);
-  return sendAndRecord(services, req, claimed, false);
+  if (req.trigger !== "TEST") {
+    const slot = await paceSlot(services, req, claimed);
+    if (slot) return putOff(services, req, claimed, slot);
+  }
+  return sendAndRecord(services, req, claimed, false, waitOutside);
+}
+
+/** Null to send now, or the slot of the endpoint's pace the attempt must wait for. */
+async function paceSlot(services: Services, req: DeliverPayload, c: Claimed): Promise<Date | null> {
+  // A job that waited for the slot reserved for it uses it, unless it started too late for the slot's second.
+  const reserved = req.slotAt ? parseInstant(req.slotAt) : null;
+  if (reserved && services.pacer.holds(reserved)) return null;
+  return services.pacer.take(paceKey(c.endpointId), c.rateLimit);
+}
+
+/** Puts a claimed attempt off to its slot: nothing is sent or counted, and its job runs again then (DEFER_ATTEMPT). */
+async function putOff(services: Services, req: DeliverPayload, c: Claimed, slot: Date): Promise<AttemptOutcome> {
+  const slotAt = slot.toISOString();
+  const payload: DeliverPayload =
+    req.trigger === "SCHEDULED" ? { ...req, dueAt: slotAt, slotAt } : { deliveryId: req.deliveryId, trigger: req.trigger, slotAt };
+  const dueAt = req.trigger === "SCHEDULED" ? req.dueAt : null;
+  await services.pool.query(DEFER_ATTEMPT, [req.deliveryId, slotAt, c.previousAttemptAt, dueAt, JSON.stringify(payload), deliverJobKey(payload), DELIVER_TASK]);
+  services.log.debug({ deliveryId: req.deliveryId, endpointId: c.endpointId, trigger: req.trigger, slotAt }, "webhook attempt paced");
+  return { kind: "paced", at: slot };
+}
+
+/** A first attempt the fan-out put off to a slot of its endpoint's pace, as DEFER_FIRST reads it. */
+interface DeferredFirst {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  application_id: string;
+  store_id: string;
+  event_type: string;
+  created_at: Date;
+  slot_at: Date;
+}
+
+const deferrers = new WeakMap<pg.Pool, DataLoader<DeferredFirst, null>>();
+function deferrer(pool: pg.Pool): DataLoader<DeferredFirst, null> {
+  let loader = deferrers.get(pool);
+  if (!loader) {
+    loader = batchStatements(async (rows: readonly DeferredFirst[]) => {
+      await pool.query(DEFER_FIRST, [JSON.stringify(rows), [...new Set(rows.map((r) => r.endpoint_id))], DELIVER_TASK, SCHEDULED_JOB_KEY_PREFIX]);
+      return rows.map(() => null);
+    });
+    deferrers.set(pool, loader);
+  }
+  return loader;
+}
+
+/**
+ * The first attempt of a delivery the fan-out planned but did not create (WEBHOOK_FAN_OUT_TARGETS). Under its
+ * endpoint's pace it is sent, then created already recorded; a crash in between loses nothing: the fan-out job has not
+ * completed, and its re-run creates the deliveries and schedules their attempts. Over the pace, the delivery is created
+ * PENDING with a first scheduled job at the slot reserved for it (one statement for the tick's). Under the pace this
+ * costs nothing more: an endpoint's slots come from this process's lease (src/platform/pace).
+ */
+export async function attemptFirst(services: Services, req: FirstAttempt, planned: Claimed): Promise<AttemptOutcome> {
+  const slot = await services.pacer.take(paceKey(planned.endpointId), planned.rateLimit);
+  if (!slot) return sendAndRecord(services, req, planned, true);
+  await deferrer(services.pool).load({
+    id: req.deliveryId,
+    event_id: planned.eventId,
+    endpoint_id: planned.endpointId,
+    application_id: planned.applicationId,
+    store_id: planned.storeId,
+    event_type: planned.eventType,
+    created_at: planned.startedAt,
+    slot_at: slot,
+  });
+  services.log.debug({ deliveryId: req.deliveryId, endpointId: planned.endpointId, slotAt: slot.toISOString() }, "webhook attempt paced");
+  return { kind: "paced", at: slot };
 }

@@ -1,15 +1,16 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
 import type { TestEventData } from "./events.js";
-import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
+import { ApiError, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Prisma, Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";
+import type { WaitOutside } from "../../platform/outside.js";
 import { runAttempt } from "./attempt.js";
-import { ownerWhere, type Owner } from "./endpoints.js";
+import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
 import { isUuid } from "../../platform/uuid.js";
 import { paginate } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { listWebhookDeliveriesInput } from "./schemas.js";
-import { DELIVER_TASK, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
+import { DELIVER_TASK, paceKey, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
 import { enqueueReplays, markReplaysPending } from "./sql/replay.js";
 
 const MAX_REPLAY_BATCH = 100;
@@ -64,15 +65,10 @@ export function deliveryAttempts(db: Tx, deliveryId: string) {
 
 const TEST_EVENT_MESSAGE = "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature.";
 
-function inactive(endpointId: string) {
-  return unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; an administrator must re-enable it first.`, [
-    { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
-  ]);
-}
-
 /**
  * Queues one extra attempt (trigger REPLAY) for each delivery, whatever its status, and marks them PENDING
- * until that attempt ends. The replay job has a key of its own, so the delivery's scheduled
+ * until that attempt ends (all or none: an unknown delivery is 404, one of an INACTIVE endpoint 422, one whose event
+ * is past retention 422 EVENT_EXPIRED; the retention sweep keeps the event of a PENDING delivery). The replay job has a key of its own, so the delivery's scheduled
  * retries stay queued; the same event (and eventId) is sent again. Call it in a transaction: it answers what
  * `readBack` reads in it, i.e. the deliveries as PENDING.
  */
@@ -85,12 +81,21 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
   }
   const found = await tx.webhookDelivery.findMany({
     where: { id: { in: unique.filter(isUuid) }, ...ownerWhere(owner) },
-    select: { id: true, endpoint: { select: { id: true, status: true } } },
+    select: { id: true, eventId: true, endpoint: { select: { id: true, status: true, disabledByAdmin: true } } },
   });
   const missing = unique.find((id) => !found.some((d) => d.id === id));
   if (missing) throw notFound("webhook delivery", missing);
   const off = found.find((d) => d.endpoint.status === "INACTIVE");
-  if (off) throw inactive(off.endpoint.id);
+  if (off) throw inactiveEndpoint(off.endpoint);
+  const kept = await tx.event.findMany({ where: { id: { in: found.map((d) => d.eventId) } }, select: { id: true } });
+  const expired = found.find((d) => !kept.some((e) => e.id === d.eventId));
+  if (expired) {
+    throw new ApiError(
+      "EVENT_EXPIRED",
+      `The event of webhook delivery ${expired.id} is past retention and was removed: the delivery can no longer be sent. Read what was sent in its attempts.`,
+      [{ field: "deliveryId", code: "EVENT_EXPIRED", message: "the delivery's event is past retention" }],
+    );
+  }
 
   await tx.$executeRaw(markReplaysPending(unique));
   await tx.$executeRaw(enqueueReplays(DELIVER_TASK, REPLAY_JOB_KEY_PREFIX, unique));
@@ -100,16 +105,37 @@ export async function requestReplays<T>(tx: Tx, owner: Owner, ids: readonly stri
 
 /**
  * Sends a synthetic `webhook.test` event to one endpoint now and returns its delivery id once the attempt
- * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed.
+ * has ended (bounded by WEBHOOK_TIMEOUT_MS). A test gets no scheduled retries; it can be replayed. It counts as one of
+ * the endpoint's Application's calls out (WEBHOOK_TEST_CONCURRENCY: 429 past it, before anything is written), and
+ * the wait for the receiver runs through `waitOutside`, without the request's admission slot.
  */
-export async function sendTestEvent(services: Services, owner: Owner, endpointId: string): Promise<string> {
+export async function sendTestEvent(services: Services, owner: Owner, endpointId: string, waitOutside: WaitOutside): Promise<string> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id: endpointId, ...ownerWhere(owner) },
-    select: { id: true, status: true, applicationId: true, storeId: true },
+    select: { id: true, status: true, disabledByAdmin: true, applicationId: true, storeId: true, rateLimit: true },
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
-  if (endpoint.status === "INACTIVE") throw inactive(endpoint.id);
+  if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
+  const leave = services.outsideCalls.admit(endpoint.applicationId);
+  try {
+    // A test counts toward the endpoint's pace but cannot wait for a later slot: none free this second is 429.
+    const later = await services.pacer.takeNow(paceKey(endpoint.id), endpoint.rateLimit);
+    if (later) {
+      const seconds = Math.max(1, Math.ceil((later.getTime() - Date.now()) / 1000));
+      throw new ApiError(
+        "RATE_LIMIT_EXCEEDED",
+        `Webhook endpoint ${endpoint.id} is receiving its rateLimit of ${endpoint.rateLimit} deliveries per second already; test it again in ${seconds} s.`,
+        undefined,
+        { "retry-after": String(seconds) },
+      );
+    }
+    return await sendTest(services, endpoint, waitOutside);
+  } finally {
+    leave();
+  }
+}
 
+async function sendTest(services: Services, endpoint: { id: string; applicationId: string; storeId: string }, waitOutside: WaitOutside): Promise<string> {
   const deliveryId = await services.db.$transaction(async (tx) => {
     const event = await tx.event.create({
       data: { storeId: endpoint.storeId, type: TEST_EVENT_TYPE, data: { message: TEST_EVENT_MESSAGE } satisfies TestEventData },
@@ -121,6 +147,6 @@ export async function sendTestEvent(services: Services, owner: Owner, endpointId
     });
     return delivery.id;
   });
-  await runAttempt(services, { deliveryId, trigger: "TEST" });
+  await runAttempt(services, { deliveryId, trigger: "TEST" }, waitOutside);
   return deliveryId;
 }

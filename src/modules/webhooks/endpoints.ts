@@ -7,9 +7,10 @@ import type { SecretBox } from "../../platform/crypto/encryption.js";
 import { EVENT_SCOPES, isEventType } from "../events/types.js";
 import { forbidden, insufficientScope, invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
 import type { Services } from "../../platform/services.js";
+import type { WaitOutside } from "../../platform/outside.js";
 import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
-import { checkWebhookUrl } from "./url-safety.js";
+import { checkWebhookUrl, resolveHost } from "./url-safety.js";
 import { lockActiveGrant, rotateEndpointSecret } from "./sql/endpoints.js";
 
 /**
@@ -22,13 +23,36 @@ export function ownerWhere(owner: Owner): { applicationId?: string; storeId?: st
   return owner ?? {};
 }
 
+/**
+ * The 422 every send an INACTIVE endpoint is asked for answers (a test, a replay, a recover): it receives nothing. Who
+ * can change that depends on who stopped it.
+ */
+export function inactiveEndpoint(endpoint: { id: string; disabledByAdmin: boolean }) {
+  const fix = endpoint.disabledByAdmin
+    ? "an administrator set it INACTIVE, and only an administrator can set it ACTIVE again"
+    : "set it ACTIVE first (PATCH /public/v1/webhooks/{id})";
+  return unprocessable(`Webhook endpoint ${endpoint.id} is INACTIVE and receives nothing; ${fix}.`, [
+    { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
+  ]);
+}
+
 export interface EndpointInput {
   url: string;
   events: readonly string[];
+  /** Deliveries per second at most; WEBHOOK_ENDPOINT_RATE when not given. */
+  rateLimit?: number | null;
 }
 
-async function checkUrl(services: Services, environment: Environment, url: string): Promise<void> {
-  const check = await checkWebhookUrl(url, { environment, allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS });
+/**
+ * Checks a webhook URL the partner gave. Resolving a host name waits on DNS outside our database: it is one of the
+ * Application's calls out (429 past WEBHOOK_TEST_CONCURRENCY) and holds no admission slot meanwhile.
+ */
+async function checkUrl(services: Services, environment: Environment, url: string, caller: { applicationId: string; waitOutside: WaitOutside }): Promise<void> {
+  const check = await checkWebhookUrl(url, {
+    environment,
+    allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    resolve: (host) => services.outsideCalls.run(caller.applicationId, caller.waitOutside, () => resolveHost(host)),
+  });
   if (check.ok) return;
   const violation = [{ field: "url", code: check.code, message: check.message }];
   // A string that is not a URL is a malformed request; a URL we refuse to call is a business rule.
@@ -41,9 +65,9 @@ async function checkUrl(services: Services, environment: Environment, url: strin
  * scopes (403), URL and limit (422). The URL check resolves the host name before `transact` starts the writes'
  * transaction.
  */
-export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact) {
+export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact, waitOutside: WaitOutside) {
   const events = subscription(input.events, (scope) => principal.scopes.has(scope));
-  await checkUrl(services, principal.environment, input.url);
+  await checkUrl(services, principal.environment, input.url, { applicationId: principal.applicationId, waitOutside });
 
   const secret = generateWebhookSecret();
   const owner = { applicationId: principal.applicationId, storeId: principal.storeId };
@@ -58,8 +82,15 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
       ]);
     }
     return tx.webhookEndpoint.create({
-      data: { ...owner, url: input.url, events, secretCiphertext: services.box.encrypt(secret), secretPrefix: secretPrefix(secret) },
-      select: { id: true, url: true, events: true, secretPrefix: true },
+      data: {
+        ...owner,
+        url: input.url,
+        events,
+        rateLimit: input.rateLimit ?? services.config.WEBHOOK_ENDPOINT_RATE,
+        secretCiphertext: services.box.encrypt(secret),
+        secretPrefix: secretPrefix(secret),
+      },
+      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true },
     });
   });
   return { ...endpoint, secret };
@@ -110,17 +141,28 @@ export interface EndpointChanges {
   url?: string | null;
   events?: readonly string[] | null;
   status?: Exclude<WebhookEndpointStatus, "FAILED"> | null;
+  rateLimit?: number | null;
 }
 
 /** Said of an endpoint set INACTIVE through PATCH (the service sets its own reasons when it stops one). */
 const DISABLED_ON_REQUEST = "Set INACTIVE on request.";
 
+/** Said of an endpoint an administrator set INACTIVE. */
+const DISABLED_BY_ADMIN = "Set INACTIVE by an administrator.";
+
+function keptInactiveByAdmin(id: string) {
+  return forbidden(
+    `Webhook endpoint ${id} was set INACTIVE by an administrator and stays INACTIVE until an administrator sets it ACTIVE; contact support. ` +
+      "Its url and events can still be changed.",
+  );
+}
+
 /**
  * Changes an endpoint's URL, subscription or status, keeping its secret, history and deliveries (the caller has checked
  * the input). A partner's scopes are its token's; an administrator acts with the Application's. ACTIVE resumes an
- * INACTIVE endpoint with a fresh health record (a FAILED one stays FAILED until a success); INACTIVE stops it, and
- * its pending retries end at their next due time. The URL check resolves the host before `transact` starts; answers
- * what `readBack` reads in the transaction.
+ * INACTIVE endpoint with a fresh health record (a FAILED one stays FAILED until a success), unless an administrator
+ * set it INACTIVE and a partner asks (403); INACTIVE stops it, and its pending retries end at their next due time.
+ * The URL check resolves the host before `transact` starts; answers what `readBack` reads in the transaction.
  */
 export async function updateEndpoint<T>(
   services: Services,
@@ -130,27 +172,49 @@ export async function updateEndpoint<T>(
   changes: EndpointChanges,
   transact: Transact,
   readBack: (tx: Tx) => Promise<T>,
+  waitOutside: WaitOutside,
 ): Promise<T> {
   const endpoint = await services.db.webhookEndpoint.findFirst({
     where: { id, ...ownerWhere(owner) },
-    select: { id: true, status: true, store: { select: { environment: true } }, application: { select: { scopes: true } } },
+    select: {
+      id: true,
+      applicationId: true,
+      status: true,
+      disabledByAdmin: true,
+      store: { select: { environment: true } },
+      application: { select: { scopes: true } },
+    },
   });
   if (!endpoint) throw notFound("webhook endpoint", id);
+  const reactivating = changes.status === "ACTIVE" && endpoint.status === "INACTIVE";
+  if (principal && reactivating && endpoint.disabledByAdmin) throw keptInactiveByAdmin(id);
   const scopes = new Set<string>(principal ? principal.scopes : endpoint.application.scopes);
   const events = changes.events ? subscription(changes.events, (scope) => scopes.has(scope)) : undefined;
-  if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url);
+  if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url, { applicationId: endpoint.applicationId, waitOutside });
+  const stoppedNow = endpoint.status !== "INACTIVE";
   const status =
     changes.status === "INACTIVE"
-      ? { status: "INACTIVE" as const, disabledReason: endpoint.status === "INACTIVE" ? undefined : DISABLED_ON_REQUEST }
-      : changes.status === "ACTIVE" && endpoint.status === "INACTIVE"
-        ? { status: "ACTIVE" as const, disabledReason: null, failingSince: null, failureCount: 0 }
+      ? principal
+        ? { status: "INACTIVE" as const, disabledReason: stoppedNow ? DISABLED_ON_REQUEST : undefined }
+        : { status: "INACTIVE" as const, disabledReason: DISABLED_BY_ADMIN, disabledByAdmin: true }
+      : reactivating
+        ? { status: "ACTIVE" as const, disabledReason: null, disabledByAdmin: false, failingSince: null, failureCount: 0 }
         : {};
   return transact(async (tx) => {
     const { count } = await tx.webhookEndpoint.updateMany({
-      where: { id, ...ownerWhere(owner) },
-      data: { ...(changes.url ? { url: changes.url } : {}), ...(events ? { events } : {}), ...status },
+      // A partner's ACTIVE holds only while no administrator has set the endpoint INACTIVE meanwhile.
+      where: { id, ...ownerWhere(owner), ...(principal && reactivating ? { disabledByAdmin: false } : {}) },
+      data: {
+        ...(changes.url ? { url: changes.url } : {}),
+        ...(events ? { events } : {}),
+        ...(changes.rateLimit ? { rateLimit: changes.rateLimit } : {}),
+        ...status,
+      },
     });
-    if (count === 0) throw notFound("webhook endpoint", id);
+    if (count === 0) {
+      const still = await tx.webhookEndpoint.findFirst({ where: { id, ...ownerWhere(owner) }, select: { id: true } });
+      throw still ? keptInactiveByAdmin(id) : notFound("webhook endpoint", id);
+    }
     return readBack(tx);
   });
 }
@@ -160,7 +224,10 @@ export async function updateEndpoint<T>(
  * by deliveries.
  */
 export async function setEndpointStatus(db: Tx, id: string, status: Exclude<WebhookEndpointStatus, "FAILED">): Promise<void> {
-  const data = status === "ACTIVE" ? { status, disabledReason: null, failingSince: null } : { status, disabledReason: "Set INACTIVE by an administrator." };
+  const data =
+    status === "ACTIVE"
+      ? { status, disabledReason: null, disabledByAdmin: false, failingSince: null }
+      : { status, disabledReason: DISABLED_BY_ADMIN, disabledByAdmin: true };
   const { count } = await db.webhookEndpoint.updateMany({ where: { id }, data });
   if (count === 0) throw notFound("webhook endpoint", id);
 }

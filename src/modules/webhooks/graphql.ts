@@ -9,10 +9,17 @@ import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStat
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
-import { adminFilterInput, createWebhookEndpointInput, deliveryIdPath, recoverWebhookDeliveriesInput, updateWebhookEndpointInput } from "./schemas.js";
+import {
+  adminFilterInput,
+  createWebhookEndpointInput,
+  deliveryIdPath,
+  MAX_ENDPOINT_RATE,
+  recoverWebhookDeliveriesInput,
+  updateWebhookEndpointInput,
+} from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
-import { requestRecovery } from "./recover.js";
+import { requestRecovery, type RecoverResult } from "./recover.js";
 import { envelopeBody } from "./message.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../events/schema.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
@@ -130,6 +137,11 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
     secretPrefix: t.exposeString("secretPrefix", { description: "First 12 characters of the signing secret." }),
     lastSuccessAt: t.expose("lastSuccessAt", { type: "DateTime", nullable: true }),
     failureCount: t.exposeInt("failureCount", { description: "Consecutive failed attempts; 0 after a success.", extensions: { jsonSchema: { minimum: 0 } } }),
+    rateLimit: t.exposeInt("rateLimit", {
+      description:
+        "Extension to the contract: deliveries per second the endpoint receives at most. Deliveries over it wait for their turn (they stay PENDING or FAILED with nextAttemptAt set); they never fail for it.",
+      extensions: { jsonSchema: { minimum: 1, maximum: MAX_ENDPOINT_RATE } },
+    }),
     disabledReason: t.exposeString("disabledReason", {
       nullable: true,
       description:
@@ -219,12 +231,16 @@ const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("Webhook
 });
 
 const CreatedWebhookEndpoint = builder
-  .objectRef<{ id: string; url: string; events: string[]; secret: string; secretPrefix: string }>("CreatedWebhookEndpoint")
+  .objectRef<{ id: string; url: string; events: string[]; rateLimit: number; secret: string; secretPrefix: string }>("CreatedWebhookEndpoint")
   .implement({
     fields: (t) => ({
       id: t.exposeID("id"),
       url: t.exposeString("url"),
       events: t.exposeStringList("events"),
+      rateLimit: t.exposeInt("rateLimit", {
+        description: "Extension to the contract: deliveries per second the endpoint receives at most.",
+        extensions: { jsonSchema: { minimum: 1, maximum: MAX_ENDPOINT_RATE } },
+      }),
       secret: t.exposeString("secret", { description: "The whsec_… signing secret. Shown only in this response." }),
       secretPrefix: t.exposeString("secretPrefix"),
       message: t.string({
@@ -251,9 +267,21 @@ const RotatedWebhookSecret = builder
     }),
   });
 
-const RecoveredWebhookDeliveries = builder.objectRef<{ count: number }>("RecoveredWebhookDeliveries").implement({
+const RecoveredWebhookDeliveries = builder.objectRef<RecoverResult>("RecoveredWebhookDeliveries").implement({
   fields: (t) => ({
-    count: t.exposeInt("count", { description: "FAILED and DEAD_LETTER deliveries in the window, each queued for one RECOVER attempt." }),
+    count: t.exposeInt("count", {
+      description:
+        "FAILED and DEAD_LETTER deliveries of the window this call queued for one RECOVER attempt each (at most WEBHOOK_RECOVER_MAX, 100 by default).",
+      extensions: { jsonSchema: { minimum: 0 } },
+    }),
+    hasMore: t.exposeBoolean("hasMore", {
+      description:
+        "Extension to the contract: the window holds more FAILED or DEAD_LETTER deliveries after this call's; call again with the same window to send them (each call continues where the last one stopped).",
+    }),
+    expired: t.exposeInt("expired", {
+      description: "Extension to the contract: deliveries this call passed over because their event is past retention; they can never be sent again.",
+      extensions: { jsonSchema: { minimum: 0 } },
+    }),
   }),
 });
 
@@ -262,6 +290,7 @@ const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput
     url: t.string(),
     events: t.stringList({ description: 'Event types, or ["*"] for every type the Application\'s scopes allow' }),
     status: t.field({ type: WebhookEndpointSwitchEnum }),
+    rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000)" }),
   }),
 });
 
@@ -269,6 +298,7 @@ const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput
   fields: (t) => ({
     url: t.string({ required: true }),
     events: t.stringList({ required: true }),
+    rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000; default WEBHOOK_ENDPOINT_RATE, 50)" }),
   }),
 });
 
@@ -357,7 +387,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
     resolve: (_root, { input }, ctx) => {
       createWebhookEndpointInput.check(jsonOf(input));
-      return createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn));
+      return createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn), ctx.waitOutside);
     },
   }),
   deleteWebhookEndpoint: t.boolean({
@@ -389,7 +419,7 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, { id }, ctx) => {
       if (ctx.transaction) throw new Error("testWebhookEndpoint calls out over the network; it must not run inside a caller's transaction.");
       idPath.check({ id });
-      const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id);
+      const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id, ctx.waitOutside);
       return ctx.db.webhookDelivery.findUniqueOrThrow({ ...query, where: { id: deliveryId } });
     },
   }),
@@ -432,6 +462,7 @@ builder.mutationFields((t) => ({
         input,
         (fn) => runCommand(ctx, fn),
         (tx) => tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } }),
+        ctx.waitOutside,
       );
     },
   }),
@@ -439,13 +470,14 @@ builder.mutationFields((t) => ({
     type: RecoveredWebhookDeliveries,
     authScopes: WEBHOOK_SUPPORT,
     description:
-      "Sends again, as RECOVER attempts, every FAILED or DEAD_LETTER delivery of the endpoint created in [since, until) (until: now by default). " +
-      "Answers at once with their count; a job walks the window in batches.",
+      "Sends again, as RECOVER attempts, the FAILED and DEAD_LETTER deliveries of the endpoint created in [since, until) (until: now by default), " +
+      "at most WEBHOOK_RECOVER_MAX per call: hasMore says whether to call again with the same window, which continues after this call's. " +
+      "Deliveries whose event is past retention are passed over (expired); when nothing else is left, EVENT_EXPIRED.",
     args: { id: t.arg.id({ required: true }), since: t.arg({ type: "DateTime", required: true }), until: t.arg({ type: "DateTime" }) },
     resolve: (_root, { id, since, until }, ctx) => {
       idPath.check({ id });
       recoverWebhookDeliveriesInput.check(jsonArgs({ since, until }));
-      return runCommand(ctx, (tx) => requestRecovery(tx, ownerOf(ctx), id, { since, until }));
+      return runCommand(ctx, (tx) => requestRecovery(tx, ctx.services.config, ownerOf(ctx), id, { since, until }));
     },
   }),
   setWebhookEndpointStatus: t.prismaField({

@@ -7,34 +7,18 @@ export const DELIVER_TASK = "deliver_webhook";
 /**
  * One attempt of one delivery. A SCHEDULED job carries its place in the retry chain (`step`, 1-based) and
  * the `dueAt` it was scheduled for: the delivery's `nextAttemptAt` must still equal it, which is what makes
- * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain.
+ * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain. `slotAt`: the job
+ * was put off to a slot of its endpoint's pace reserved for it (src/platform/pace), which it uses if it runs in time.
  */
-export type DeliverPayload = { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string } | { deliveryId: string; trigger: "REPLAY" | "RECOVER" };
-
-export const RECOVER_TASK = "recover_webhook_deliveries";
-
-/**
- * One batch of a recover request: the endpoint's FAILED and DEAD_LETTER deliveries created in [since, until), after
- * `after` (the last delivery of the previous batch, in (createdAt, id) order).
- */
-export interface RecoverPayload {
-  endpointId: string;
-  since: string;
-  until: string;
-  /** The walk takes FAILED deliveries, then DEAD_LETTER ones, each in (createdAt, id) order (one index range). */
-  status: RecoverStatus;
-  after: { createdAt: string; id: string } | null;
-}
-
-export const RECOVER_STATUSES = ["FAILED", "DEAD_LETTER"] as const;
-export type RecoverStatus = (typeof RECOVER_STATUSES)[number];
+export type DeliverPayload =
+  | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string }
+  | { deliveryId: string; trigger: "REPLAY" | "RECOVER"; slotAt?: string };
 
 declare global {
   namespace GraphileWorker {
     interface Tasks {
       [FAN_OUT_TASK]: FanOutPayload;
       [DELIVER_TASK]: DeliverPayload;
-      [RECOVER_TASK]: RecoverPayload;
     }
   }
 }
@@ -44,6 +28,9 @@ export const SCHEDULED_JOB_KEY_PREFIX = "deliver:";
 export const scheduledJobKey = (deliveryId: string): string => `${SCHEDULED_JOB_KEY_PREFIX}${deliveryId}`;
 export const REPLAY_JOB_KEY_PREFIX = "replay:";
 export const replayJobKey = (deliveryId: string): string => `${REPLAY_JOB_KEY_PREFIX}${deliveryId}`;
+
+/** The key an endpoint's pace is kept under (src/platform/pace). */
+export const paceKey = (endpointId: string): string => `endpoint:${endpointId}`;
 
 /** A recovery's attempt has a key of its own too, so a replay requested meanwhile is not displaced. */
 export const RECOVER_JOB_KEY_PREFIX = "recover:";
@@ -64,25 +51,13 @@ export function assertFanOutPayload(payload: unknown): FanOutPayload {
 
 export function assertDeliverPayload(payload: unknown): DeliverPayload {
   if (isRecord(payload) && typeof payload.deliveryId === "string" && isUuid(payload.deliveryId)) {
-    const { deliveryId, trigger, step, dueAt } = payload;
-    if (trigger === "REPLAY" || trigger === "RECOVER") return { deliveryId, trigger };
+    const { deliveryId, trigger, step, dueAt, slotAt } = payload;
+    const slot = typeof slotAt === "string" && parseInstant(slotAt) !== null ? { slotAt } : {};
+    if (slotAt !== undefined && !("slotAt" in slot)) throw new Error(`${DELIVER_TASK}: unrecognised slotAt in ${JSON.stringify(payload)}`);
+    if (trigger === "REPLAY" || trigger === "RECOVER") return { deliveryId, trigger, ...slot };
     if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
-      return { deliveryId, trigger, step: step as number, dueAt };
+      return { deliveryId, trigger, step: step as number, dueAt, ...slot };
     }
   }
   throw new Error(`${DELIVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);
-}
-
-const isInstant = (value: unknown): value is string => typeof value === "string" && parseInstant(value) !== null;
-
-export function assertRecoverPayload(payload: unknown): RecoverPayload {
-  if (isRecord(payload) && typeof payload.endpointId === "string" && isUuid(payload.endpointId) && isInstant(payload.since) && isInstant(payload.until)) {
-    const { endpointId, since, until, after } = payload;
-    const status = RECOVER_STATUSES.find((s) => s === payload.status);
-    if (status && after === null) return { endpointId, since, until, status, after: null };
-    if (status && isRecord(after) && isInstant(after.createdAt) && typeof after.id === "string" && isUuid(after.id)) {
-      return { endpointId, since, until, status, after: { createdAt: after.createdAt, id: after.id } };
-    }
-  }
-  throw new Error(`${RECOVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);
 }

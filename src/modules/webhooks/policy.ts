@@ -26,6 +26,9 @@ export function attemptLeaseMs(timeoutMs: number): number {
   return 2 * timeoutMs + 1000;
 }
 
+/** A recover walk nobody continued for this long starts again from its window's beginning (src/modules/webhooks/recover.ts). */
+export const RECOVER_WALK_TTL_MS = 60 * 60 * 1000;
+
 /** The longest a receiver's Retry-After may hold back its next attempt. */
 export const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 

@@ -1,60 +1,123 @@
-import { invalidRequest, notFound, unprocessable } from "../../platform/errors.js";
-import type { Tx } from "../../platform/db/prisma.js";
-import type { Services } from "../../platform/services.js";
-import { ownerWhere, type Owner } from "./endpoints.js";
-import { DELIVER_TASK, RECOVER_JOB_KEY_PREFIX, RECOVER_STATUSES, RECOVER_TASK, type RecoverPayload } from "./jobs.js";
-import { enqueueRecovery, RECOVER_BATCH } from "./sql/recover.js";
+import { ApiError, invalidRequest, notFound } from "../../platform/errors.js";
+import type { Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
+import type { Config } from "../../platform/config.js";
+import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
+import { DELIVER_TASK, RECOVER_JOB_KEY_PREFIX } from "./jobs.js";
+import { RECOVER_WALK_TTL_MS } from "./policy.js";
+import { dropStaleWalks, queueRecovered, takeWalk, walkStep } from "./sql/recover.js";
 
-/** Deliveries one recover job marks and enqueues before handing the rest of the window to the next job. */
-export const RECOVER_BATCH_SIZE = 500;
+/** The walk takes FAILED deliveries, then DEAD_LETTER ones, each in (createdAt, id) order: one index range each. */
+const WALK_STATUSES: readonly WebhookDeliveryStatus[] = ["FAILED", "DEAD_LETTER"];
+
+export interface RecoverResult {
+  /** Deliveries this call queued for a RECOVER attempt. */
+  count: number;
+  /** The window holds more FAILED or DEAD_LETTER deliveries past this call's: call again with the same window. */
+  hasMore: boolean;
+  /** Deliveries this call passed over because their event is past retention (they can never be sent again). */
+  expired: number;
+}
+
+type Cursor = { createdAt: Date; id: string } | null;
+
+interface Walk {
+  id: string;
+  since: Date;
+  until: Date;
+  status: WebhookDeliveryStatus;
+  afterCreatedAt: Date | null;
+  afterId: string | null;
+}
 
 /**
- * Records a recover request: counts the endpoint's FAILED and DEAD_LETTER deliveries created in [since, until) with
- * one indexed count, and enqueues one job that walks the window in batches (recoverBatch), so the request's work is
- * bounded however many there are. An INACTIVE endpoint receives nothing: 422.
+ * Re-sends the endpoint's FAILED and DEAD_LETTER deliveries created in [since, until) (until: now by default), at most
+ * WEBHOOK_RECOVER_MAX per call, as RECOVER attempts. Calls with the same window (as given: since, and until or none)
+ * walk it together: each continues after the last delivery the previous one examined, so calling again makes progress
+ * even when the re-sent deliveries fail again (they are behind the cursor), and a walk that reached the window's end
+ * starts over on the next call. Deliveries whose event is past retention are passed over and counted (`expired`); when
+ * all that is left of the window is such deliveries, the call is 422 EVENT_EXPIRED and changes nothing. An INACTIVE
+ * endpoint receives nothing: 422. Call in a transaction (the walk's row is locked for the call).
  */
-export async function requestRecovery(tx: Tx, owner: Owner, endpointId: string, window: { since: Date; until?: Date | null }): Promise<{ count: number }> {
-  const until = window.until ?? new Date();
-  if (window.since.getTime() >= until.getTime()) {
+export async function requestRecovery(
+  tx: Tx,
+  config: Pick<Config, "WEBHOOK_RECOVER_MAX" | "EVENT_RETENTION_DAYS">,
+  owner: Owner,
+  endpointId: string,
+  given: { since: Date; until?: Date | null },
+): Promise<RecoverResult> {
+  const now = new Date();
+  if (given.since.getTime() >= (given.until ?? now).getTime()) {
     throw invalidRequest("since must be before until (or before now when until is omitted).", [
       { field: "since", code: "OUT_OF_RANGE", message: "`since` must be before `until`" },
     ]);
   }
-  const endpoint = await tx.webhookEndpoint.findFirst({ where: { id: endpointId, ...ownerWhere(owner) }, select: { id: true, status: true } });
-  if (!endpoint) throw notFound("webhook endpoint", endpointId);
-  if (endpoint.status === "INACTIVE") {
-    throw unprocessable(`Webhook endpoint ${endpointId} is INACTIVE and receives nothing; set it ACTIVE first (PATCH /public/v1/webhooks/{id}).`, [
-      { field: "endpointId", code: "ENDPOINT_INACTIVE", message: "the endpoint is INACTIVE" },
-    ]);
-  }
-  const count = await tx.webhookDelivery.count({
-    where: { endpointId, status: { in: [...RECOVER_STATUSES] }, createdAt: { gte: window.since, lt: until } },
+  const endpoint = await tx.webhookEndpoint.findFirst({
+    where: { id: endpointId, ...ownerWhere(owner) },
+    select: { id: true, status: true, disabledByAdmin: true },
   });
-  if (count > 0) {
-    const payload: RecoverPayload = { endpointId, since: window.since.toISOString(), until: until.toISOString(), status: RECOVER_STATUSES[0], after: null };
-    await tx.$executeRaw(enqueueRecovery(RECOVER_TASK, payload));
+  if (!endpoint) throw notFound("webhook endpoint", endpointId);
+  if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
+
+  const walk = await takeWalkOf(tx, endpointId, given, now);
+  const step = (status: WebhookDeliveryStatus, after: Cursor, limit: number) =>
+    tx.$queryRaw<{ id: string; createdAt: Date; kept: boolean }[]>(walkStep({ endpointId, status, since: walk.since, until: walk.until, after, limit }));
+
+  const max = config.WEBHOOK_RECOVER_MAX;
+  const live: string[] = [];
+  let expired = 0;
+  let status = walk.status;
+  let after: Cursor = walk.afterCreatedAt && walk.afterId ? { createdAt: walk.afterCreatedAt, id: walk.afterId } : null;
+  for (;;) {
+    const rows = await step(status, after, max - live.length - expired);
+    for (const row of rows) {
+      if (row.kept) live.push(row.id);
+      else expired++;
+      after = { createdAt: row.createdAt, id: row.id };
+    }
+    if (live.length + expired === max) break;
+    const next = WALK_STATUSES[WALK_STATUSES.indexOf(status) + 1];
+    if (!next) break;
+    status = next;
+    after = null;
   }
-  return { count };
+  const hasMore = live.length + expired === max && (await anyLeft(step, status, after));
+  if (live.length === 0 && expired > 0 && !hasMore) {
+    throw new ApiError(
+      "EVENT_EXPIRED",
+      `The ${expired} FAILED or DEAD_LETTER ${expired === 1 ? "delivery" : "deliveries"} left in this window ${expired === 1 ? "has its event" : "have their events"} past retention ` +
+        `(${config.EVENT_RETENTION_DAYS} days): ${expired === 1 ? "it" : "they"} can no longer be sent. Recover a more recent window.`,
+    );
+  }
+  const [{ queued }] = live.length > 0 ? await tx.$queryRaw<{ queued: number }[]>(queueRecovered(DELIVER_TASK, RECOVER_JOB_KEY_PREFIX, live)) : [{ queued: 0 }];
+  if (hasMore) {
+    await tx.webhookRecovery.update({ where: { id: walk.id }, data: { status, afterCreatedAt: after?.createdAt ?? null, afterId: after?.id ?? null } });
+  } else {
+    await tx.webhookRecovery.delete({ where: { id: walk.id } });
+  }
+  return { count: queued, hasMore, expired };
 }
 
-/** One batch of a recovery; the payload of the next job, or null when the window is done. */
-export async function recoverBatch(services: Services, payload: RecoverPayload): Promise<RecoverPayload | null> {
-  const { rows } = await services.pool.query<{ size: number; queued: number; createdAt: Date | null; id: string | null }>(RECOVER_BATCH, [
-    payload.endpointId,
-    payload.status,
-    payload.since,
-    payload.until,
-    payload.after?.createdAt ?? null,
-    payload.after?.id ?? null,
-    RECOVER_BATCH_SIZE,
-    DELIVER_TASK,
-    RECOVER_JOB_KEY_PREFIX,
-  ]);
-  const [batch] = rows;
-  services.log.debug({ endpointId: payload.endpointId, status: payload.status, queued: batch.queued }, "webhook recovery batch");
-  if (batch.size === RECOVER_BATCH_SIZE && batch.createdAt && batch.id) {
-    return { ...payload, after: { createdAt: batch.createdAt.toISOString(), id: batch.id } };
-  }
-  const next = RECOVER_STATUSES[RECOVER_STATUSES.indexOf(payload.status) + 1];
-  return next ? { ...payload, status: next, after: null } : null;
+/** The walk of this window, new or where the last call left it, locked for this call. */
+async function takeWalkOf(tx: Tx, endpointId: string, given: { since: Date; until?: Date | null }, now: Date): Promise<Walk> {
+  const window = `${given.since.toISOString()}|${given.until?.toISOString() ?? ""}`;
+  const expiresAt = new Date(now.getTime() + RECOVER_WALK_TTL_MS);
+  await tx.$executeRaw(dropStaleWalks(endpointId));
+  await tx.webhookRecovery.createMany({
+    data: [{ endpointId, window, since: given.since, until: given.until ?? now, status: WALK_STATUSES[0], expiresAt }],
+    skipDuplicates: true,
+  });
+  const [walk] = await tx.$queryRaw<Walk[]>(takeWalk(endpointId, window, expiresAt));
+  return walk;
+}
+
+/** Whether the window holds another FAILED or DEAD_LETTER delivery after `after` in the walk's order. */
+async function anyLeft(
+  step: (status: WebhookDeliveryStatus, after: Cursor, limit: number) => Promise<unknown[]>,
+  status: WebhookDeliveryStatus,
+  after: Cursor,
+): Promise<boolean> {
+  if ((await step(status, after, 1)).length > 0) return true;
+  const later = WALK_STATUSES.slice(WALK_STATUSES.indexOf(status) + 1);
+  for (const next of later) if ((await step(next, null, 1)).length > 0) return true;
+  return false;
 }

@@ -16,7 +16,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
  */
 
 const WebhookEndpointFragment = graphql(
-  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason
+  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit
     deliveriesLast24h { delivered failed pending successRate } }`,
 );
 
@@ -26,7 +26,9 @@ const WebhookAttemptFragment = graphql(`fragment WebhookAttempt on WebhookAttemp
 const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDelivery {
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
 
-const WebhookEndpointCreatedFragment = graphql(`fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events secret secretPrefix message }`);
+const WebhookEndpointCreatedFragment = graphql(
+  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit secret secretPrefix message }`,
+);
 
 const WebhookSecretRotatedFragment = graphql(
   `fragment WebhookSecretRotated on RotatedWebhookSecret { id secret secretPrefix previousSecretExpiresAt message }`,
@@ -198,7 +200,8 @@ export const webhookRoutes = [
     summary: "Change a webhook endpoint (extension to the contract)",
     description:
       'Any of url (checked as on registration), events (or ["*"]: every type the Application\'s scopes allow when an event is delivered, ' +
-      "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed). " +
+      "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed), " +
+      "unless an administrator set it INACTIVE: then ACTIVE is 403 FORBIDDEN until an administrator re-enables it (url and events still change). " +
       "The secret, the history and the delivery log are kept.",
     scope: "webhooks:manage",
     pathParams: idPath,
@@ -220,14 +223,17 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Recover failed deliveries (extension to the contract)",
     description:
-      "Sends again every FAILED or DEAD_LETTER delivery of the endpoint created from since (inclusive) to until (exclusive; default now), as RECOVER " +
-      "attempts with the same eventId; scheduled retries of a FAILED delivery stay, and a success ends them. Answers at once with how many; " +
-      "they are queued in batches. 422 when the endpoint is INACTIVE.",
+      "Sends again the FAILED and DEAD_LETTER deliveries of the endpoint created from since (inclusive) to until (exclusive; default now), as RECOVER " +
+      "attempts with the same eventId; scheduled retries of a FAILED delivery stay, and a success ends them. One call queues at most 100 " +
+      "(WEBHOOK_RECOVER_MAX) and answers how many (count) and whether more are left (hasMore, extension to the contract): call again with the " +
+      "same body for the next ones (each call continues after the previous one's, so calling again always makes progress; once the window is done " +
+      "the next call starts over). Deliveries whose event is past retention are passed over and counted (expired, extension to the contract); " +
+      "when nothing else is left in the window it is 422 EVENT_EXPIRED. They are sent at the endpoint's pace. 422 when the endpoint is INACTIVE.",
     scope: "webhooks:manage",
     pathParams: idPath,
     body: recoverWebhookDeliveriesInput,
     document: graphql(
-      `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count } }`,
+      `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count hasMore expired } }`,
     ),
     variables: ({ path, body }, read) => ({
       id: path.id,
@@ -236,7 +242,7 @@ export const webhookRoutes = [
     }),
     respond: (data) => ({ status: 202, body: data.recoverWebhookDeliveries }),
     status: 202,
-    response: { description: "How many deliveries will be sent again", component: "WebhookRecovery" },
+    response: { description: "How many deliveries this call queued, and whether more are left", component: "WebhookRecovery" },
     errors: [404, 422],
   }),
   defineRoute({
@@ -262,7 +268,8 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Send a test event",
     description:
-      "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery.",
+      "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery. " +
+      "An Application has at most 2 tests (WEBHOOK_TEST_CONCURRENCY) in flight; one more is 429 RATE_LIMIT_EXCEEDED with Retry-After and sends nothing.",
     scope: "webhooks:manage",
     pathParams: idPath,
     document: graphql(`mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),

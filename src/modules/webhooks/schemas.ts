@@ -19,25 +19,39 @@ const webhookUrl: JsonSchema = { type: "string", format: "uri", maxLength: 2048,
 
 const webhookEvents: JsonSchema = { type: "array", minItems: 1, items: WebhookEventTypeSchema, description: "Each needs its event's read scope in the token" };
 
+/** The most deliveries per second an endpoint may ask for (and WEBHOOK_ENDPOINT_RATE may default to). */
+export const MAX_ENDPOINT_RATE = 10_000;
+
+const endpointRateLimit: JsonSchema = {
+  type: "integer",
+  minimum: 1,
+  maximum: MAX_ENDPOINT_RATE,
+  description:
+    "Extension to the contract: deliveries per second the endpoint receives at most (default 50). Deliveries over it wait for their turn: they never fail for it.",
+};
+
 export const CreateWebhookEndpointBody: JsonSchema = {
   type: "object",
   required: ["url", "events"],
   additionalProperties: false,
-  properties: { url: webhookUrl, events: webhookEvents },
+  properties: { url: webhookUrl, events: webhookEvents, rateLimit: endpointRateLimit },
 };
 
 export const UpdateWebhookEndpointBody: JsonSchema = {
   type: "object",
   minProperties: 1,
   additionalProperties: false,
-  description: "Extension to the contract. Any of url, events and status; the secret, the history and the delivery log are kept.",
+  description: "Extension to the contract. Any of url, events, status and rateLimit; the secret, the history and the delivery log are kept.",
   properties: {
     url: webhookUrl,
     events: webhookEvents,
+    rateLimit: endpointRateLimit,
     status: {
       type: "string",
       enum: [...WEBHOOK_ENDPOINT_SWITCHES],
-      description: "INACTIVE stops deliveries (pending retries end); ACTIVE resumes an INACTIVE endpoint (a FAILED one stays FAILED until a success)",
+      description:
+        "INACTIVE stops deliveries (pending retries end); ACTIVE resumes an INACTIVE endpoint (a FAILED one stays FAILED until a success), " +
+        "except one an administrator set INACTIVE: that is 403 FORBIDDEN until an administrator sets it ACTIVE",
     },
   },
 };

@@ -18,7 +18,8 @@ export interface CheckWebhookUrlOptions {
 
 export type WebhookUrlCheckResult = { ok: true; url: URL; addresses: string[] } | { ok: false; code: WebhookUrlErrorCode; message: string };
 
-const defaultResolve: HostResolver = async (host) => {
+/** The system resolver (getaddrinfo), as an HTTP client would resolve the host. */
+export const resolveHost: HostResolver = async (host) => {
   // verbatim keeps the resolver's order, so the address we pin is the one a normal client would try first.
   const results = await lookup(host, { all: true, verbatim: true });
   return results.map((r) => r.address);
@@ -34,6 +35,9 @@ const metadataAddresses = new BlockList();
 metadataAddresses.addAddress("169.254.169.254", "ipv4"); // AWS/GCP/Azure/OCI IMDS
 metadataAddresses.addAddress("169.254.170.2", "ipv4"); // AWS ECS task credentials
 metadataAddresses.addAddress("169.254.170.23", "ipv4"); // AWS EKS pod identity
+metadataAddresses.addAddress("100.100.100.200", "ipv4"); // Alibaba Cloud ECS metadata
+metadataAddresses.addAddress("192.0.0.192", "ipv4"); // Oracle Cloud metadata (legacy)
+metadataAddresses.addAddress("168.63.129.16", "ipv4"); // Azure WireServer (platform and guest agent)
 metadataAddresses.addAddress("fd00:ec2::254", "ipv6"); // AWS IMDS over IPv6
 metadataAddresses.addAddress("fd00:ec2::23", "ipv6"); // AWS EKS pod identity over IPv6
 
@@ -83,11 +87,25 @@ const IPV6_GLOBAL_UNICAST = range("global unicast", "ipv6", ["2000::/3"]).list;
 // Ranges whose last 32 bits are an IPv4 address that the packet really goes to.
 const IPV4_MAPPED = range("IPv4-mapped", "ipv6", ["::ffff:0:0/96"]).list;
 const NAT64 = range("NAT64", "ipv6", ["64:ff9b::/96"]).list;
+// Ranges that carry an IPv4 address a host or relay may still deliver to: IPv4-compatible (::a.b.c.d, deprecated)
+// in the last 32 bits, 6to4 (2002:AABB:CCDD::) in bits 16..47. Both are refused as reserved; carrying a metadata
+// address, they are refused as that address even where private networks are allowed.
+const IPV4_COMPATIBLE = range("IPv4-compatible", "ipv6", ["::/96"]).list;
+const SIX_TO_FOUR = range("6to4", "ipv6", ["2002::/16"]).list;
 
-/** The IPv4 address carried in the low 32 bits of a canonical IPv6 address. */
-function embeddedIPv4(canonical: string): string {
-  const [, , , , , , hi = 0, lo = 0] = ipv6Groups(canonical);
+/** The IPv4 address carried in the two 16-bit groups of a canonical IPv6 address starting at `group` (default: the last two). */
+function embeddedIPv4(canonical: string, group = 6): string {
+  const groups = ipv6Groups(canonical);
+  const hi = groups[group] ?? 0;
+  const lo = groups[group + 1] ?? 0;
   return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+}
+
+/** The IPv4 address a tunnelling form (IPv4-compatible, 6to4) carries, or null for other addresses. */
+function tunnelledIPv4(canonical: string): string | null {
+  if (IPV4_COMPATIBLE.check(canonical, "ipv6")) return embeddedIPv4(canonical);
+  if (SIX_TO_FOUR.check(canonical, "ipv6")) return embeddedIPv4(canonical, 1);
+  return null;
 }
 
 export type AddressVerdict = { blocked: false } | { blocked: true; reason: string; metadata: boolean };
@@ -114,6 +132,10 @@ export function classifyAddress(address: string): AddressVerdict {
       return inner.blocked ? { ...inner, reason: `${inner.reason} (IPv4 embedded in IPv6)` } : inner;
     }
     if (metadataAddresses.check(canonical, "ipv6")) return { blocked: true, reason: "cloud metadata", metadata: true };
+    const tunnelled = tunnelledIPv4(canonical);
+    if (tunnelled !== null && metadataAddresses.check(tunnelled, "ipv4")) {
+      return { blocked: true, reason: "cloud metadata (IPv4 embedded in IPv6)", metadata: true };
+    }
     for (const r of IPV6_BLOCKED) {
       if (r.list.check(canonical, "ipv6")) return { blocked: true, reason: r.label, metadata: false };
     }
@@ -180,7 +202,7 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
   if (isIP(host) !== 0) {
     addresses = [host];
   } else {
-    const resolve = opts.resolve ?? defaultResolve;
+    const resolve = opts.resolve ?? resolveHost;
     try {
       addresses = await resolve(host);
     } catch (err) {

@@ -3,6 +3,7 @@ import type { Services } from "../services.js";
 import type { AdminRole, Tx } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
+import { waitInline, type WaitOutside } from "../outside.js";
 
 export interface Context {
   services: Services;
@@ -15,11 +16,19 @@ export interface Context {
   transaction: Tx | null;
   principal: Principal;
   requestId: string;
+  /** Wraps what waits on something outside our database, so the request holds no admission slot meanwhile. */
+  waitOutside: WaitOutside;
 }
 
 /** Builds a request context; tests call it directly, without HTTP. */
-export function createContext(services: Services, principal: Principal, requestId: string, transaction: Tx | null = null): Context {
-  return { services, db: transaction ?? services.db, transaction, principal, requestId };
+export function createContext(
+  services: Services,
+  principal: Principal,
+  requestId: string,
+  transaction: Tx | null = null,
+  waitOutside: WaitOutside = waitInline,
+): Context {
+  return { services, db: transaction ?? services.db, transaction, principal, requestId, waitOutside };
 }
 
 /**

@@ -22,7 +22,7 @@ const TARGETS = `
     where ev.id = any($1::uuid[])
   ), target as (
     select event.id as "eventId", event.type as "eventType", e.id as "endpointId", e."applicationId", e."storeId", e.url, e."secretCiphertext",
-      e.status as "endpointStatus", e."failingSince", case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
+      e.status as "endpointStatus", e."failingSince", e."rateLimit", case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
       event.data, event."createdAt" as "eventCreatedAt", event.sequence::float8 as "eventSequence", event."tenantId", event.environment
     from event
     join "WebhookEndpoint" e on e."storeId" = event."storeId" and e.status in ('ACTIVE', 'FAILED')
@@ -63,6 +63,35 @@ export const FAN_OUT_EVENT = `with ${INSERT_DELIVERIES}
 export const WEBHOOK_FAN_OUT_TARGETS = {
   name: "webhook_fan_out_targets",
   text: `with ${TARGETS}
-     select gen_random_uuid() as "deliveryId", t.*, now() as "nextAttemptAt", now() as "startedAt", false as "chainExhausted"
+     select gen_random_uuid() as "deliveryId", t.*, now() as "nextAttemptAt", now() as "startedAt", false as "chainExhausted",
+       null::timestamptz as "previousAttemptAt"
      from target t`,
 } as const;
+
+/**
+ * Creates the deliveries whose first attempt the fan-out put off to a slot of their endpoint's pace: PENDING, no
+ * attempt, nextAttemptAt the slot, and each a first scheduled job (step 1, due and slotted at the slot, key $4 || id)
+ * run then. The batch's endpoints are locked FOR KEY SHARE first, so one deleted meanwhile drops its deliveries (as
+ * WEBHOOK_RECORD_FIRST does); a delivery a re-run of the fan-out created first is left alone. Commits asynchronously
+ * like the records: the fan-out job completes after it. $1 JSON array of { id, event_id, endpoint_id, application_id,
+ * store_id, event_type, created_at, slot_at }, $2 the endpoints' ids, $3 the deliver task, $4 the scheduled job key prefix.
+ */
+export const DEFER_FIRST = `
+with input as (
+  select * from jsonb_to_recordset($1::jsonb) as i(id uuid, event_id uuid, endpoint_id uuid, application_id uuid, store_id uuid, event_type text,
+    created_at timestamptz, slot_at timestamptz)
+), endpoint_share as (
+  select e.id from "WebhookEndpoint" e where e.id = any($2::uuid[]) order by e.id for key share of e
+), inserted as (
+  insert into "WebhookDelivery" (id, "eventId", "endpointId", "applicationId", "storeId", "eventType", status, "nextAttemptAt", "createdAt", "updatedAt")
+  select i.id, i.event_id, i.endpoint_id, i.application_id, i.store_id, i.event_type, 'PENDING', i.slot_at, i.created_at, now()
+  from input i join endpoint_share s on s.id = i.endpoint_id cross join ${ASYNC_COMMIT}
+  on conflict ("eventId", "endpointId") do nothing
+  returning id, "nextAttemptAt"
+)
+select (graphile_worker.add_job(
+  $3::text,
+  json_build_object('deliveryId', id, 'trigger', 'SCHEDULED', 'step', 1, 'dueAt', "nextAttemptAt", 'slotAt', "nextAttemptAt"),
+  run_at := "nextAttemptAt",
+  job_key := $4::text || id
+)).id from inserted`;

@@ -1,33 +1,58 @@
-import { Prisma } from "../../../platform/db/prisma.js";
+import { Prisma, type WebhookDeliveryStatus } from "../../../platform/db/prisma.js";
 
 /**
- * Enqueues the first batch job of a recover request in the caller's transaction. Plain SQL: graphile_worker.add_job is
- * a function, which Prisma can only call in raw SQL.
+ * A recover walk's statements (src/modules/webhooks/recover.ts). Plain SQL: a row-value cursor, row locks in id order
+ * and graphile_worker.add_job are beyond Prisma's query API.
  */
-export const enqueueRecovery = (task: string, payload: object) => Prisma.sql`select graphile_worker.add_job(${task}, ${JSON.stringify(payload)}::json)`;
+
+/** Drops an endpoint's walks nobody continued in time, so a window asked for again starts from its beginning. */
+export const dropStaleWalks = (endpointId: string) =>
+  Prisma.sql`delete from "WebhookRecovery" where "endpointId" = ${endpointId}::uuid and "expiresAt" < now()`;
 
 /**
- * One batch of a recovery: the next $7 deliveries of endpoint $1 in status $2 created in [$3, $4), after ($5, $6) in
- * (createdAt, id) order (a range of the (endpointId, status, createdAt, id) index), are marked PENDING and each gets
- * one `$8` job (trigger RECOVER, key $9 || id, so its scheduled retries stay queued beside it). Rows are locked in id
- * order, as recording attempts locks them; one that changed status meanwhile is left alone. Returns the batch's size,
- * the jobs queued and its last row (the next batch's cursor). Plain SQL for the ordered row locks and add_job.
+ * Takes the walk of one window for this call: locks its row (a concurrent call with the same window waits, then reads
+ * where this one left it) and keeps it alive until $expiresAt. The row exists (created just before, or left by an earlier call).
  */
-export const RECOVER_BATCH = `
-with batch as (
-  select id, "createdAt" from "WebhookDelivery"
-  where "endpointId" = $1::uuid and status = $2::"WebhookDeliveryStatus" and "createdAt" >= $3::timestamptz and "createdAt" < $4::timestamptz
-    and ($5::timestamptz is null or ("createdAt", id) > ($5::timestamptz, $6::uuid))
-  order by "createdAt", id
-  limit $7
-), locked as (
-  select d.id from "WebhookDelivery" d where d.id in (select id from batch) order by d.id for no key update
-), marked as (
-  update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
-  from locked l where d.id = l.id and d.status = $2::"WebhookDeliveryStatus"
-  returning d.id
-), jobs as (
-  select graphile_worker.add_job($8::text, json_build_object('deliveryId', id, 'trigger', 'RECOVER'), job_key := $9::text || id) from marked
-)
-select (select count(*) from batch)::int as size, (select count(*) from jobs)::int as queued, last."createdAt", last.id
-from (select 1) one left join lateral (select "createdAt", id from batch order by "createdAt" desc, id desc limit 1) last on true`;
+export const takeWalk = (endpointId: string, window: string, expiresAt: Date) => Prisma.sql`
+  update "WebhookRecovery" set "expiresAt" = ${expiresAt}
+  where "endpointId" = ${endpointId}::uuid and "window" = ${window}
+  returning id, since, until, status, "afterCreatedAt", "afterId"`;
+
+export interface WalkStep {
+  endpointId: string;
+  status: WebhookDeliveryStatus;
+  since: Date;
+  until: Date;
+  after: { createdAt: Date; id: string } | null;
+  limit: number;
+}
+
+/**
+ * The next deliveries of a walk: up to `limit` of the endpoint in `status` created in [since, until), after `after` in
+ * (createdAt, id) order (one range of the (endpointId, status, createdAt, id) index), each with whether its event is
+ * still kept (the retention sweep removes events past EVENT_RETENTION_DAYS; their deliveries stay).
+ */
+export const walkStep = (s: WalkStep) => Prisma.sql`
+  select d.id, d."createdAt", exists (select 1 from "Event" ev where ev.id = d."eventId") as kept
+  from "WebhookDelivery" d
+  where d."endpointId" = ${s.endpointId}::uuid and d.status = ${s.status}::"WebhookDeliveryStatus"
+    and d."createdAt" >= ${s.since} and d."createdAt" < ${s.until}
+    and (${s.after?.createdAt ?? null}::timestamptz is null or (d."createdAt", d.id) > (${s.after?.createdAt ?? null}::timestamptz, ${s.after?.id ?? null}::uuid))
+  order by d."createdAt", d.id
+  limit ${s.limit}`;
+
+/**
+ * Marks the deliveries PENDING and gives each one `task` job (trigger RECOVER, key `jobKeyPrefix` || id, so its scheduled
+ * retries stay queued beside it), locking the rows in id order first, as recording attempts locks them. One that left
+ * FAILED and DEAD_LETTER meanwhile (a replay, a success) is left alone. Answers how many were queued.
+ */
+export const queueRecovered = (task: string, jobKeyPrefix: string, deliveryIds: readonly string[]) => Prisma.sql`
+  with locked as (
+    select id from "WebhookDelivery" where id = any(${deliveryIds}::uuid[]) order by id for no key update
+  ), marked as (
+    update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
+    from locked l where d.id = l.id and d.status in ('FAILED', 'DEAD_LETTER')
+    returning d.id
+  )
+  select count(*)::int as queued
+  from (select graphile_worker.add_job(${task}, json_build_object('deliveryId', id, 'trigger', 'RECOVER'), job_key := ${jobKeyPrefix} || id) from marked) jobs`;
