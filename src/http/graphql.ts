@@ -1,6 +1,6 @@
 import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
-import { createYoga, type GraphiQLOptions, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, isAsyncIterable, processRegularResult, type GraphiQLOptions, type Plugin, type YogaServerInstance } from "graphql-yoga";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { ApiError, ERROR_CATALOG, invalidRequest } from "../platform/errors.js";
 import { apiErrorOf } from "./problem.js";
@@ -91,6 +91,27 @@ function useStorableText(log: Services["log"], maxDepth: number): Plugin {
 }
 
 /**
+ * A live stream refused before it starts for a reason that passes (the caps on streams: 503 or 429) answers that
+ * status with its Retry-After as a plain JSON response: over Server-Sent Events it would be a 200 whose only
+ * event is the error, and the header that says when to come back would be lost.
+ */
+function useRefusedStreamStatus(): Plugin {
+  return {
+    onResultProcess: ({ request, result, setResult, setResultProcessor }) => {
+      if (isAsyncIterable(result) || Array.isArray(result) || !request.headers.get("accept")?.includes("text/event-stream")) return;
+      const refusal = result.errors?.find((e) => e.extensions?.http !== undefined);
+      const status = refusal?.extensions.status;
+      if (!refusal || typeof status !== "number") return;
+      const errors = result.errors?.map((e) =>
+        e === refusal ? new GraphQLError(e.message, { extensions: { ...e.extensions, http: { ...(e.extensions.http as object), status } } }) : e,
+      );
+      setResult({ ...result, errors });
+      setResultProcessor(processRegularResult, "application/json");
+    },
+  };
+}
+
+/**
  * Yoga's own GraphiQL page loads its scripts from a CDN, a blank page without internet access. This one, from
  * @graphql-yoga/render-graphiql, inlines scripts, styles and editor workers (about 9 MB), so the page requests
  * nothing but /graphql. It is imported on the first GraphiQL request and rendered once: a process that never
@@ -129,6 +150,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
       useStorableText(services.log, services.config.JSON_MAX_DEPTH),
       useInvalidRequestCode(),
       useSuggestionsForAdminsOnly(),
+      useRefusedStreamStatus(),
     ],
   });
 }

@@ -15,6 +15,7 @@ import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
 import type { GrantCache } from "../platform/auth/grant-cache.js";
+import type { LiveStreams } from "../platform/streams.js";
 import type { OutsideCalls } from "../platform/outside.js";
 import type { Pacer } from "../platform/pace/pacer.js";
 import type { Services } from "../platform/services.js";
@@ -287,6 +288,17 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(calls.size);
+      },
+    });
+  }
+
+  watchStreams(streams: LiveStreams): void {
+    new Gauge({
+      name: "graphql_live_streams",
+      help: "Live GraphQL subscriptions (storeEvents) this process serves (GRAPHQL_MAX_STREAMS).",
+      registers: [this.registry],
+      collect() {
+        this.set(streams.size);
       },
     });
   }

@@ -85,6 +85,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   metrics.watchAttempts(services);
   metrics.watchGrants(services.grants);
   metrics.watchOutsideCalls(services.outsideCalls);
+  metrics.watchStreams(services.streams);
   metrics.watchPace(services.pacer);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
@@ -116,9 +117,6 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       leave();
     }
   }
-
-  /** Live subscriptions hold no admission slot while they stream (they would hold it for hours): they have their own cap. */
-  let streams = 0;
 
   /** `seen` is what the request showed of its caller, for the request's log line. */
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: Caller): Promise<void> {
@@ -198,21 +196,13 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
         return principal;
       };
-      if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+      // A response that streams (Server-Sent Events or multipart) may be a live subscription, open for hours: it
+      // holds no admission slot while it streams; LiveStreams caps subscriptions per process and per Application.
+      if (!/text\/event-stream|multipart\/mixed/.test(req.headers.accept ?? "")) {
         return admitted(req, res, async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }));
       }
       const principal = await admitted(req, res, authenticate);
-      if (streams >= config.GRAPHQL_MAX_STREAMS) {
-        throw new ApiError("SERVICE_UNAVAILABLE", `This process serves ${config.GRAPHQL_MAX_STREAMS} live subscriptions already; retry shortly.`, undefined, {
-          "retry-after": "5",
-        });
-      }
-      streams++;
-      try {
-        await yoga.handle(req, res, { principal, requestId: pctx.requestId });
-      } finally {
-        streams--;
-      }
+      await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
     if (docs.handles(path)) return docs.handle(method, path, res);

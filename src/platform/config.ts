@@ -205,7 +205,15 @@ const envSchema = z
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
     /** Highest cost of a /graphql operation (src/graphql/limits.ts); a full page of 100 orders costs 48,601. */
     GRAPHQL_MAX_COST: positiveInt.default(50_000),
+    /** Live streams (storeEvents subscriptions) one process serves; the next is 503 with Retry-After. */
     GRAPHQL_MAX_STREAMS: positiveInt.default(1000),
+    /** Live streams one Application holds on one process; the next is 429 with Retry-After. */
+    GRAPHQL_MAX_STREAMS_PER_APPLICATION: positiveInt.default(10),
+    /**
+     * How often a live stream checks that its credential still lets it read (a revoked grant or admin key, a disabled
+     * Application); at most 5000 ms. A partner token's expiry ends its stream to the millisecond whatever this is.
+     */
+    GRAPHQL_STREAM_CHECK_MS: positiveInt.max(5000, "must be at most 5000").default(2000),
     EVENT_RETENTION_DAYS: positiveInt.default(30),
     /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),

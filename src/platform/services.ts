@@ -9,6 +9,7 @@ import type { RateLimiter } from "./ratelimit/limiter.js";
 import type { GrantCache } from "./auth/grant-cache.js";
 import type { OutsideCalls } from "./outside.js";
 import type { Pacer } from "./pace/pacer.js";
+import type { LiveStreams } from "./streams.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -31,4 +32,6 @@ export interface Services {
   outsideCalls: OutsideCalls;
   /** The webhook endpoints' pace (WEBHOOK_PACE_BACKEND): at most each one's rateLimit deliveries per second. */
   pacer: Pacer;
+  /** The live streams this process serves (GRAPHQL_MAX_STREAMS, GRAPHQL_MAX_STREAMS_PER_APPLICATION). */
+  streams: LiveStreams;
 }

@@ -12,6 +12,8 @@ export type Principal =
       environment: Environment;
       scopes: ReadonlySet<Scope>;
       tokenId: string;
+      /** The token's expiry, ms since the epoch. */
+      expiresAt: number;
     }
   /** adminKeyId is null for ADMIN_API_KEY, which is not stored. */
   | { kind: "admin"; adminKeyId: string | null; role: AdminRole }

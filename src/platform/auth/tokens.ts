@@ -172,6 +172,8 @@ export interface PartnerClaims {
   environment: Environment;
   scopes: ReadonlySet<Scope>;
   tokenId: string;
+  /** When the token expires, in ms since the epoch (its `exp`): a live stream ends then. */
+  expiresAt: number;
 }
 
 /** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant` (grant-rule.ts). */
@@ -186,8 +188,14 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
         : "The access token is malformed, wrongly signed or not issued by this service. Request a new one at POST /partner/auth/token.";
     throw new ApiError("INVALID_TOKEN", detail);
   }
-  const { sub, tenant_id, environment, scope, jti } = payload as Record<string, unknown>;
-  if (typeof tenant_id !== "string" || typeof scope !== "string" || typeof sub !== "string" || (environment !== "SANDBOX" && environment !== "PRODUCTION")) {
+  const { sub, tenant_id, environment, scope, jti, exp } = payload as Record<string, unknown>;
+  if (
+    typeof tenant_id !== "string" ||
+    typeof scope !== "string" ||
+    typeof sub !== "string" ||
+    typeof exp !== "number" ||
+    (environment !== "SANDBOX" && environment !== "PRODUCTION")
+  ) {
     throw new ApiError("INVALID_TOKEN", "The access token's claims are malformed. Request a new token.");
   }
   return {
@@ -196,5 +204,6 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
     environment,
     scopes: new Set(scope.split(" ").filter(isScope)) as ReadonlySet<Scope>,
     tokenId: String(jti),
+    expiresAt: exp * 1000,
   };
 }
