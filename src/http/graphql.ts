@@ -7,6 +7,8 @@ import { apiErrorOf } from "./problem.js";
 import type { Principal } from "../platform/auth/principal.js";
 import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
+import { type KeptDocuments, useDocumentLimits } from "../graphql/documents.js";
+import { pacedRootFields } from "../graphql/paced.js";
 import { operationInputViolations } from "../graphql/input.js";
 import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import type { Services } from "../platform/services.js";
@@ -129,14 +131,17 @@ function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
  * The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection and "Did you
  * mean" suggestions for admins only.
  */
-export function createGraphqlServer(services: Services, schema: GraphQLSchema): YogaServerInstance<GraphqlServerContext, Context> {
+export function createGraphqlServer(services: Services, schema: GraphQLSchema, documents: KeptDocuments): YogaServerInstance<GraphqlServerContext, Context> {
+  const { config } = services;
   return createYoga<GraphqlServerContext, Context>({
-    schema,
+    schema: pacedRootFields(schema, config.GRAPHQL_READS_IN_FLIGHT),
     graphqlEndpoint: "/graphql",
     landingPage: false,
     graphiql: { title: "Partner platform GraphQL", headers: JSON.stringify({ Authorization: "Bearer <admin key or partner token>" }) },
     renderGraphiQL: graphiqlRenderer(),
     logging: false,
+    // useDocumentLimits keeps parsed documents instead, bounded in bytes and only those accepted.
+    parserAndValidationCache: false,
     context: ({ principal, requestId, waitOutside }) => createContext(services, principal, requestId, null, waitOutside),
     maskedErrors: {
       maskError: (error, _message) => {
@@ -146,11 +151,20 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
     },
     plugins: [
       useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
-      ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
-      useStorableText(services.log, services.config.JSON_MAX_DEPTH),
+      ...useQueryLimits({ maxDepth: config.GRAPHQL_MAX_DEPTH, maxCost: config.GRAPHQL_MAX_COST }),
+      useStorableText(services.log, config.JSON_MAX_DEPTH),
       useInvalidRequestCode(),
       useSuggestionsForAdminsOnly(),
       useRefusedStreamStatus(),
+      useDocumentLimits(
+        {
+          maxBytes: config.GRAPHQL_MAX_DOCUMENT_BYTES,
+          maxTokens: config.GRAPHQL_MAX_TOKENS,
+          // Room for every selection level and every literal level accepted, so only documents refused anyway are.
+          maxNesting: config.GRAPHQL_MAX_DEPTH + config.JSON_MAX_DEPTH + 2,
+        },
+        documents,
+      ),
     ],
   });
 }

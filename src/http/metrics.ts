@@ -16,6 +16,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
 import type { GrantCache } from "../platform/auth/grant-cache.js";
 import type { LiveStreams } from "../platform/streams.js";
+import type { KeptDocuments } from "../graphql/documents.js";
 import type { OutsideCalls } from "../platform/outside.js";
 import type { Pacer } from "../platform/pace/pacer.js";
 import type { Services } from "../platform/services.js";
@@ -299,6 +300,25 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(streams.size);
+      },
+    });
+  }
+
+  watchDocuments(documents: KeptDocuments): void {
+    new Gauge({
+      name: "graphql_documents_kept",
+      help: "Parsed GraphQL documents kept for reuse (accepted ones only).",
+      registers: [this.registry],
+      collect() {
+        this.set(documents.count);
+      },
+    });
+    new Gauge({
+      name: "graphql_documents_kept_bytes",
+      help: "Estimated memory the kept GraphQL documents take, against GRAPHQL_DOCUMENT_CACHE_BYTES.",
+      registers: [this.registry],
+      collect() {
+        this.set(documents.bytes);
       },
     });
   }

@@ -11,6 +11,7 @@ import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
 import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
+import { KeptDocuments } from "../graphql/documents.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "./response.js";
 import { Admission } from "./admission.js";
@@ -77,7 +78,8 @@ export interface HttpApp {
 export function createHttpApp(services: Services, schema: GraphQLSchema, opts: { runOperation?: OperationRunner } = {}): HttpApp {
   const middleware: RouteMiddleware[] = [idempotency(services.db)];
   const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
-  const yoga = createGraphqlServer(services, schema);
+  const documents = new KeptDocuments(services.config.GRAPHQL_DOCUMENT_CACHE_BYTES);
+  const yoga = createGraphqlServer(services, schema, documents);
   const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
   const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
   const { log, config } = services;
@@ -86,6 +88,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   metrics.watchGrants(services.grants);
   metrics.watchOutsideCalls(services.outsideCalls);
   metrics.watchStreams(services.streams);
+  metrics.watchDocuments(documents);
   metrics.watchPace(services.pacer);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();

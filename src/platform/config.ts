@@ -205,6 +205,20 @@ const envSchema = z
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
     /** Highest cost of a /graphql operation (src/graphql/limits.ts); a full page of 100 orders costs 48,601. */
     GRAPHQL_MAX_COST: positiveInt.default(50_000),
+    /** Longest GraphQL document accepted, in bytes of its text; longer is 413 before it is parsed. */
+    GRAPHQL_MAX_DOCUMENT_BYTES: positiveInt.default(65_536),
+    /** Tokens the GraphQL parser reads before it refuses the document (400). */
+    GRAPHQL_MAX_TOKENS: positiveInt.default(5000),
+    /**
+     * What the GraphQL documents kept for reuse (parsed and validated, accepted ones only) may take, in estimated
+     * bytes of memory (about 100 per character of a document's text); default 32 MiB.
+     */
+    GRAPHQL_DOCUMENT_CACHE_BYTES: positiveInt.default(33_554_432),
+    /**
+     * Root fields of one /graphql operation that run at once; the others wait for one to finish, so an operation of
+     * hundreds of aliased roots never holds the event loop for long.
+     */
+    GRAPHQL_READS_IN_FLIGHT: positiveInt.default(8),
     /** Live streams (storeEvents subscriptions) one process serves; the next is 503 with Retry-After. */
     GRAPHQL_MAX_STREAMS: positiveInt.default(1000),
     /** Live streams one Application holds on one process; the next is 429 with Retry-After. */
