@@ -1,6 +1,7 @@
 import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
-import { createYoga, isAsyncIterable, processRegularResult, type GraphiQLOptions, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, isAsyncIterable, processRegularResult, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { graphiqlRenderer } from "./graphiql.js";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { ApiError, ERROR_CATALOG, invalidRequest } from "../platform/errors.js";
 import { apiErrorOf } from "./problem.js";
@@ -110,20 +111,6 @@ function useRefusedStreamStatus(): Plugin {
       setResult({ ...result, errors });
       setResultProcessor(processRegularResult, "application/json");
     },
-  };
-}
-
-/**
- * Yoga's own GraphiQL page loads its scripts from a CDN, a blank page without internet access. This one, from
- * @graphql-yoga/render-graphiql, inlines scripts, styles and editor workers (about 9 MB), so the page requests
- * nothing but /graphql. It is imported on the first GraphiQL request and rendered once: a process that never
- * serves it does not hold it in memory.
- */
-function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
-  let page: Promise<string> | undefined;
-  return (options) => {
-    page ??= import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options));
-    return page;
   };
 }
 
