@@ -95,7 +95,12 @@ describe("webhook tests waiting on a receiver that never answers", () => {
     expect(silent.held()).toBeGreaterThanOrEqual(10);
     expect(statuses.filter((s) => s.status >= 500)).toEqual([]);
     expect(statuses.every((s) => s.status === 200)).toBe(true);
-    for (const res of await Promise.all(hammering)) expect([200, 429]).toContain(res.status);
+    // The hammering Application itself may be rate limited, or shed with Retry-After when a loaded machine keeps its
+    // burst queued past HTTP_QUEUE_TIMEOUT_MS: never anything else.
+    for (const res of await Promise.all(hammering)) {
+      expect([200, 429, 503]).toContain(res.status);
+      if (res.status === 503) expect(res.headers.get("retry-after")).not.toBeNull();
+    }
 
     // Once the receiver lets go, each test answers with its failed attempt, recorded as before.
     silent.cut();
