@@ -199,9 +199,9 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
         return principal;
       };
-      // A response that streams (Server-Sent Events or multipart) may be a live subscription, open for hours: it
-      // holds no admission slot while it streams; LiveStreams caps subscriptions per process and per Application.
-      if (!/text\/event-stream|multipart\/mixed/.test(req.headers.accept ?? "")) {
+      // A response over Server-Sent Events may be a live subscription, open for hours: it holds no admission slot
+      // while it streams; LiveStreams caps subscriptions per process and per Application.
+      if (!(req.headers.accept ?? "").includes("text/event-stream")) {
         return admitted(req, res, async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }));
       }
       const principal = await admitted(req, res, authenticate);
