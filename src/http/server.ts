@@ -2,8 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import { randomUUID } from "node:crypto";
 import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../platform/errors.js";
-import { resolvePrincipal } from "../platform/auth/authenticate.js";
-import type { PartnerClaims } from "../platform/auth/tokens.js";
+import { bearerToken, resolvePrincipal } from "../platform/auth/authenticate.js";
+import { ADMIN_KEY_PREFIX } from "../platform/auth/admin-keys.js";
+import { type PartnerClaims, verifyPartnerToken } from "../platform/auth/tokens.js";
 import type { Principal } from "../platform/auth/principal.js";
 import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
@@ -93,7 +94,12 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(
-    { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
+    {
+      maxInFlight: config.HTTP_MAX_IN_FLIGHT,
+      maxQueued: config.HTTP_MAX_QUEUED,
+      queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS,
+      maxPerCaller: config.HTTP_MAX_PER_APPLICATION,
+    },
     (reason) => metrics.shed(reason),
   );
   metrics.watchAdmission(admission);
@@ -103,9 +109,14 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
    * readiness and metrics stay outside it. What the request waits on outside our database (a partner's webhook
    * receiver, DNS) it runs through `waitOutside`, which gives the slot up meanwhile and takes it again ahead of the queue.
    */
-  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: (waitOutside: WaitOutside) => Promise<T>): Promise<T> {
+  async function admitted<T>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    handle: (waitOutside: WaitOutside) => Promise<T>,
+    claims: PartnerClaims | null = null,
+  ): Promise<T> {
     if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
-    let leave = await admission.enter(res);
+    let leave = await admission.enter(res, claims?.clientId);
     const waitOutside: WaitOutside = async (fn) => {
       leave();
       try {
@@ -118,6 +129,21 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       return await handle(waitOutside);
     } finally {
       leave();
+    }
+  }
+
+  /**
+   * The claims of a partner token that verifies (signature, issuer, expiry: no database), checked before the request
+   * takes an admission slot so that the slot is counted against its Application's share; null for anything else,
+   * which resolvePrincipal then answers as it always does.
+   */
+  async function partnerClaimsOf(authorization: string | undefined): Promise<PartnerClaims | null> {
+    try {
+      const token = bearerToken(authorization);
+      if (token === null || token.startsWith(ADMIN_KEY_PREFIX)) return null;
+      return await verifyPartnerToken(token, services.keys, services.issuer);
+    } catch {
+      return null;
     }
   }
 
@@ -184,8 +210,9 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
         return;
       }
+      const claims = await partnerClaimsOf(req.headers.authorization);
       const authenticate = async () => {
-        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
         seen.principal = principal;
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
         // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text, once it is JSON
@@ -202,9 +229,14 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       // A response over Server-Sent Events may be a live subscription, open for hours: it holds no admission slot
       // while it streams; LiveStreams caps subscriptions per process and per Application.
       if (!(req.headers.accept ?? "").includes("text/event-stream")) {
-        return admitted(req, res, async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }));
+        return admitted(
+          req,
+          res,
+          async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }),
+          claims,
+        );
       }
-      const principal = await admitted(req, res, authenticate);
+      const principal = await admitted(req, res, authenticate, claims);
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
@@ -212,11 +244,17 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
-      return admitted(req, res, async (waitOutside) => {
-        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
-        seen.principal = principal;
-        await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId, waitOutside });
-      });
+      const claims = await partnerClaimsOf(req.headers.authorization);
+      return admitted(
+        req,
+        res,
+        async (waitOutside) => {
+          const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
+          seen.principal = principal;
+          await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId, waitOutside });
+        },
+        claims,
+      );
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
   }

@@ -185,6 +185,12 @@ const envSchema = z
     HTTP_MAX_IN_FLIGHT: positiveInt.optional(),
     /** Requests that may wait for one of those slots; beyond them 503 at once; default twice DB_POOL_SIZE. */
     HTTP_MAX_QUEUED: z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").optional(),
+    /**
+     * Of those slots and places in the queue, what one Application may hold at once on one process; one more of its
+     * requests is 429 at once, so one Application's burst never fills the queue everyone else waits in. Default a
+     * third of HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED.
+     */
+    HTTP_MAX_PER_APPLICATION: positiveInt.optional(),
     /** Longest wait in that queue before 503; default 1000. */
     HTTP_QUEUE_TIMEOUT_MS: positiveInt.default(1000),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
@@ -260,9 +266,13 @@ const envSchema = z
 
 type Parsed = z.infer<typeof envSchema>;
 export type RateLimitBackend = NonNullable<Parsed["RATE_LIMIT_BACKEND"]>;
-export type Config = Omit<Parsed, "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO" | "WEBHOOK_PACE_BACKEND"> & {
+export type Config = Omit<
+  Parsed,
+  "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "HTTP_MAX_PER_APPLICATION" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO" | "WEBHOOK_PACE_BACKEND"
+> & {
   HTTP_MAX_IN_FLIGHT: number;
   HTTP_MAX_QUEUED: number;
+  HTTP_MAX_PER_APPLICATION: number;
   RATE_LIMIT_BACKEND: RateLimitBackend;
   METRICS_PORT: number;
   DEMO: boolean;
@@ -293,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // connections only made each slower (measured: fewer successes, twice the latency at twice the pool).
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
+  const HTTP_MAX_PER_APPLICATION = c.HTTP_MAX_PER_APPLICATION ?? Math.max(1, Math.ceil((HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED) / 3));
   const shared = c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory";
   const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? shared;
   const WEBHOOK_PACE_BACKEND = c.WEBHOOK_PACE_BACKEND ?? shared;
@@ -300,5 +311,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const METRICS_PORT = c.METRICS_PORT ?? c.PORT;
   // A demo Application holding every scope belongs on a developer's embedded database, not on a shared server.
   const DEMO = c.DEMO ?? c.DATABASE_URL === undefined;
-  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, RATE_LIMIT_BACKEND, WEBHOOK_PACE_BACKEND, METRICS_PORT, DEMO, publicBaseUrl };
+  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, HTTP_MAX_PER_APPLICATION, RATE_LIMIT_BACKEND, WEBHOOK_PACE_BACKEND, METRICS_PORT, DEMO, publicBaseUrl };
 }
