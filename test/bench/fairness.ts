@@ -12,7 +12,8 @@ import { startSilentReceiver } from "../webhooks/receiver.js";
  * Noisy neighbour: one Application reads at a steady rate while another abuses the API, against the same reads with
  * nobody abusing, in one invocation. The victim is an Application on the deep store (PRODUCTION); the abuser is an
  * Application of its own on a SANDBOX store of its own (webhook endpoints on 127.0.0.1 need SANDBOX). While the
- * victim's abused window runs, the abuser, at about `abuseRate` requests a second in all:
+ * victim's abused window runs, the abuser, at about `abuseRate` requests a second in all (each kind its share; `abuse`
+ * picks the kinds):
  * - keeps up to 10 POST /public/v1/webhooks/{id}/test in flight against a receiver that accepts the request and never
  *   answers (past WEBHOOK_TEST_CONCURRENCY the service answers 429);
  * - sends ~60 KB GraphQL documents of ~1,500 aliased `orders(limit: 100)`, each text distinct (refused for their cost,
@@ -23,6 +24,10 @@ import { startSilentReceiver } from "../webhooks/receiver.js";
  * The API process's resident memory is sampled every second throughout. Goals are verdicts, never a failed run.
  */
 
+/** The abuser's kinds of abuse, as BENCH_ABUSE names them. */
+export const ABUSE_KINDS = ["tests", "documents", "streams", "recover"] as const;
+export type AbuseKind = (typeof ABUSE_KINDS)[number];
+
 export interface FairnessOptions {
   /** Seconds of each measured window (quiet, then abused). */
   seconds: number;
@@ -30,6 +35,8 @@ export interface FairnessOptions {
   victimRate: number;
   /** The abuser's requests per second over all its kinds (streams held open are not counted again). */
   abuseRate: number;
+  /** Which kinds the abuser runs (all by default; fewer to see which one hurts); each keeps its share of the rate. */
+  abuse: ReadonlySet<AbuseKind>;
 }
 
 const HEAP_BUDGET_MIB = 256;
@@ -210,6 +217,31 @@ function largeDocument(n: number): string {
   return `query Abuse${n} {\n${fields.join("\n")}\n}`;
 }
 
+/**
+ * What a GraphQL answer says beyond its status: a refusal answers 200 with `errors` when the client accepts
+ * application/json, so the first error's code (or problem-details code) tells a refusal from an executed document.
+ */
+function graphqlOutcome(text: string): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return "(not JSON)";
+  }
+  const errors = field(body, "errors");
+  if (Array.isArray(errors)) {
+    const code = field(field(errors[0], "extensions"), "code");
+    return typeof code === "string" ? code : "errors";
+  }
+  const problem = field(body, "code");
+  return typeof problem === "string" ? problem : "data";
+}
+
+/** A property of a parsed JSON value, or undefined when it is not an object or lacks it. */
+function field(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null && key in value ? Reflect.get(value, key) : undefined;
+}
+
 const STORE_EVENTS = "subscription { storeEvents { eventId eventType sequence } }";
 
 /** The verdicts' victim summary. */
@@ -259,44 +291,52 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
       return { status: res.status, text: await res.text() };
     };
     const share = (fraction: number) => Math.max(1, opts.abuseRate * fraction);
-    kinds.push({
-      name: `webhook tests (silent receiver, ≤ ${TESTS_IN_FLIGHT} in flight)`,
-      ...abuse(share(0.4), TESTS_IN_FLIGHT, TESTS_IN_FLIGHT, signal, async (record) => {
-        record(String((await post(`/public/v1/webhooks/${testEndpoint}/test`, "", auth)).status));
-      }),
-    });
+    if (opts.abuse.has("tests"))
+      kinds.push({
+        name: `webhook tests (silent receiver, ≤ ${TESTS_IN_FLIGHT} in flight)`,
+        ...abuse(share(0.4), TESTS_IN_FLIGHT, TESTS_IN_FLIGHT, signal, async (record) => {
+          record(String((await post(`/public/v1/webhooks/${testEndpoint}/test`, "", auth)).status));
+        }),
+      });
     let documents = 0;
-    kinds.push({
-      name: `~${DOCUMENT_BYTES / 1000} KB distinct GraphQL documents (≤ ${DOCUMENTS_IN_FLIGHT} in flight)`,
-      ...abuse(share(0.4), DOCUMENTS_IN_FLIGHT, 0, signal, async (record) => {
-        record(String((await post("/graphql", JSON.stringify({ query: largeDocument(documents++) }), json)).status));
-      }),
-    });
-    kinds.push({
-      name: `storeEvents streams (${STREAMS} held)`,
-      ...abuse(share(0.1), STREAMS, STREAMS, signal, async (record) => {
-        const res = await fetch(`${api.baseUrl}/graphql`, {
-          method: "POST",
-          headers: { ...json, accept: "text/event-stream" },
-          body: JSON.stringify({ query: STORE_EVENTS }),
-          signal,
-        });
-        record(String(res.status));
-        // Held until the server ends it or the run aborts it; a refused one's body is read and the slot frees.
-        await res.arrayBuffer();
-      }),
-    });
-    kinds.push({
-      name: `recover of ${fmt.int(FAILED_DELIVERIES)} dead letters (one at a time)`,
-      ...abuse(share(0.1), 1, 0, signal, async (record) => {
-        const res = await post(`/public/v1/webhooks/${recoverEndpoint}/recover`, JSON.stringify({ since }), json);
-        const body = res.status === 202 ? (JSON.parse(res.text) as { count: number; hasMore: boolean }) : null;
-        if (body) recovered += body.count;
-        record(body ? `${res.status} hasMore=${body.hasMore}` : String(res.status));
-      }),
-    });
+    if (opts.abuse.has("documents"))
+      kinds.push({
+        name: `~${DOCUMENT_BYTES / 1000} KB distinct GraphQL documents (≤ ${DOCUMENTS_IN_FLIGHT} in flight)`,
+        ...abuse(share(0.4), DOCUMENTS_IN_FLIGHT, 0, signal, async (record) => {
+          const res = await post("/graphql", JSON.stringify({ query: largeDocument(documents++) }), json);
+          record(`${res.status} ${graphqlOutcome(res.text)}`);
+        }),
+      });
+    if (opts.abuse.has("streams"))
+      kinds.push({
+        name: `storeEvents streams (${STREAMS} held)`,
+        ...abuse(share(0.1), STREAMS, STREAMS, signal, async (record) => {
+          const res = await fetch(`${api.baseUrl}/graphql`, {
+            method: "POST",
+            headers: { ...json, accept: "text/event-stream" },
+            body: JSON.stringify({ query: STORE_EVENTS }),
+            signal,
+          });
+          record(String(res.status));
+          // Held until the server ends it or the run aborts it; a refused one's body is read and the slot frees.
+          await res.arrayBuffer();
+        }),
+      });
+    if (opts.abuse.has("recover"))
+      kinds.push({
+        name: `recover of ${fmt.int(FAILED_DELIVERIES)} dead letters (one at a time)`,
+        ...abuse(share(0.1), 1, 0, signal, async (record) => {
+          const res = await post(`/public/v1/webhooks/${recoverEndpoint}/recover`, JSON.stringify({ since }), json);
+          const body: unknown = res.status === 202 ? JSON.parse(res.text) : null;
+          const count = field(body, "count");
+          if (typeof count === "number") recovered += count;
+          record(body ? `${res.status} hasMore=${String(field(body, "hasMore"))}` : String(res.status));
+        }),
+      });
     await sleep(RAMP_SECONDS * 1000);
-    ctx.say(`fairness: victim ${opts.victimRate} req/s for ${opts.seconds} s while the abuser sends ~${opts.abuseRate} req/s and holds ${STREAMS} streams`);
+    ctx.say(
+      `fairness: victim ${opts.victimRate} req/s for ${opts.seconds} s while the abuser runs ${[...opts.abuse].join(", ")} (~${opts.abuseRate} req/s in all)`,
+    );
     abused = await victimLoad(api.baseUrl, victimPaths, victim.token, opts.victimRate, opts.seconds);
     ctx.say(`  ${victimText(abused)}`);
   } finally {
@@ -308,7 +348,8 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
     await worker.stop();
   }
 
-  const apiExited = api.child.exitCode !== null || api.child.signalCode !== null;
+  const { exitCode, signalCode } = api.child;
+  const apiExited = exitCode !== null || signalCode !== null;
   const abuserLines = kinds.map((k) => `${k.name}: ${countsText(k.outcomes)}`);
   for (const line of abuserLines) ctx.say(`  abuser ${line}`);
   ctx.say(`  recover queued ${fmt.int(recovered)} re-sends; the silent receiver got ${fmt.int(silent.received())} tests`);
@@ -339,7 +380,7 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
     },
     {
       benchmark: "Noisy neighbour: API resident memory under abuse",
-      figure: `max ${maxRss.toFixed(0)} MiB sampled each second (quiet max ${Math.max(0, ...rss.quiet).toFixed(0)} MiB)${apiExited ? "; the API process EXITED" : ""}`,
+      figure: `max ${maxRss.toFixed(0)} MiB sampled each second (quiet max ${Math.max(0, ...rss.quiet).toFixed(0)} MiB)${apiExited ? `; the API process EXITED (${signalCode ?? `code ${exitCode}`})` : ""}`,
       against: `npm start's heap budget, --max-old-space-size=${HEAP_BUDGET_MIB}`,
       value: maxRss,
       goal: `≤ ${HEAP_BUDGET_MIB} MiB`,

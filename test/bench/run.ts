@@ -21,7 +21,7 @@ import { profileApi } from "./profile.js";
 import { readRoutes, someOrders } from "./lib/read-routes.js";
 import { benchMemory } from "./memory.js";
 import { benchLimiter } from "./limiter.js";
-import { benchFairness } from "./fairness.js";
+import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js";
 
 /**
  * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
@@ -37,6 +37,7 @@ import { benchFairness } from "./fairness.js";
  * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
  * BENCH_RATE_LIMIT_BACKEND (memory; postgres or redis, the latter with BENCH_REDIS_URL),
  * BENCH_ABUSE_RATE (50: the fairness module's abuser, requests per second),
+ * BENCH_ABUSE (tests,documents,streams,recover: what the fairness module's abuser does; fewer to see which one hurts),
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
@@ -87,7 +88,15 @@ const tokenBurst = { clients: 200, perClient: quick ? 2 : 5 };
  * The noisy-neighbour module: the victim reads at 50 requests a second; the abuser sends as many as a PRODUCTION
  * Application may by default (RATE_LIMIT_PRODUCTION_APP, 3,000 a minute), which the run's API does not enforce.
  */
-const fairness = { seconds: quick ? 5 : 20, victimRate: 50, abuseRate: envNumber("BENCH_ABUSE_RATE", 50) };
+const abuse = (process.env.BENCH_ABUSE ?? ABUSE_KINDS.join(",")).split(",").map((k) => k.trim());
+const unknownAbuse = abuse.filter((k) => !(ABUSE_KINDS as readonly string[]).includes(k));
+if (unknownAbuse.length) throw new Error(`unknown BENCH_ABUSE kind(s) ${unknownAbuse.join(", ")}; choose from ${ABUSE_KINDS.join(", ")}`);
+const fairness: FairnessOptions = {
+  seconds: quick ? 5 : 20,
+  victimRate: 50,
+  abuseRate: envNumber("BENCH_ABUSE_RATE", 50),
+  abuse: new Set(ABUSE_KINDS.filter((k) => abuse.includes(k))),
+};
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
