@@ -123,7 +123,8 @@ function abuse(rate: number, maxInFlight: number, burst: number, signal: AbortSi
   const inFlight = new Set<Promise<void>>();
   const launch = () => {
     const p = send(record).catch((e: unknown) => {
-      if (!signal.aborted) record(`error ${e instanceof Error ? e.message : String(e)}`);
+      // fetch names every failure to connect or to read an answer "fetch failed": what it means here is no answer.
+      if (!signal.aborted) record(e instanceof Error && e.message !== "fetch failed" ? `no answer (${e.message})` : "no answer");
     });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));
@@ -319,7 +320,11 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
           });
           record(String(res.status));
           // Held until the server ends it or the run aborts it; a refused one's body is read and the slot frees.
-          await res.arrayBuffer();
+          const ended = await res.arrayBuffer().then(
+            () => "ended by the server",
+            () => "connection lost",
+          );
+          if (res.ok && !signal.aborted) record(`stream ${ended}`);
         }),
       });
     if (opts.abuse.has("recover"))
@@ -353,7 +358,8 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
   const abuserLines = kinds.map((k) => `${k.name}: ${countsText(k.outcomes)}`);
   for (const line of abuserLines) ctx.say(`  abuser ${line}`);
   ctx.say(`  recover queued ${fmt.int(recovered)} re-sends; the silent receiver got ${fmt.int(silent.received())} tests`);
-  const series = (samples: number[]) => samples.map((s) => s.toFixed(0)).join(" ");
+  // A process that is gone reads 0.
+  const series = (samples: number[]) => samples.map((s) => (s === 0 ? "–" : s.toFixed(0))).join(" ");
   const maxRss = Math.max(0, ...rss.abused);
   ctx.say(`  API RSS (MiB, one sample a second) quiet: ${series(rss.quiet)}; abused: ${series(rss.abused)}`);
 
