@@ -65,6 +65,8 @@ interface VictimRun {
   latencies: number[];
   errors: number;
   statuses: Counts;
+  /** CPU seconds the API, the worker and the database server (when measured) used during the window. */
+  cpu: string;
 }
 
 /** One GET on the victim's own keep-alive agent: its latency to the last body byte, and its status (0: no answer). */
@@ -89,10 +91,10 @@ function timedGet(agent: http.Agent, baseUrl: URL, path: string, token: string):
  * Open loop: requests leave on schedule whether or not earlier ones have been answered, so a slow server shows as
  * latency rather than as fewer requests.
  */
-async function victimLoad(baseUrl: string, paths: readonly string[], token: string, rate: number, seconds: number): Promise<VictimRun> {
+async function victimLoad(baseUrl: string, paths: readonly string[], token: string, rate: number, seconds: number): Promise<Omit<VictimRun, "cpu">> {
   const agent = new http.Agent({ keepAlive: true });
   const url = new URL(baseUrl);
-  const run: VictimRun = { latencies: [], errors: 0, statuses: new Map() };
+  const run: Omit<VictimRun, "cpu"> = { latencies: [], errors: 0, statuses: new Map() };
   const pending: Promise<void>[] = [];
   const t0 = performance.now();
   for (let i = 0; i < rate * seconds; i++) {
@@ -271,6 +273,14 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
   // The worker re-sends what recover queues; it runs in both windows, so the quiet one has it too.
   const worker = await startService({ name: "fairness-worker", ...serviceCommand("worker", ctx.apiEnv), logDir: ctx.logDir, ready: /"msg":"worker started"/ });
 
+  // Where the machine's time went in a window: the victim's latency alone does not say which process took it.
+  const measured = async (seconds: number): Promise<VictimRun> => {
+    const [apiBefore, workerBefore, databaseBefore] = [api.cpuSeconds(), worker.cpuSeconds(), ctx.databaseCpuSeconds?.() ?? 0];
+    const run = await victimLoad(api.baseUrl, victimPaths, victim.token, opts.victimRate, seconds);
+    const database = ctx.databaseCpuSeconds ? `, database ${(ctx.databaseCpuSeconds() - databaseBefore).toFixed(1)}` : "";
+    const cpu = `CPU s: API ${(api.cpuSeconds() - apiBefore).toFixed(1)}, worker ${(worker.cpuSeconds() - workerBefore).toFixed(1)}${database}`;
+    return { ...run, cpu };
+  };
   const rss: { quiet: number[]; abused: number[] } = { quiet: [], abused: [] };
   let phase: keyof typeof rss = "quiet";
   const sampler = setInterval(() => rss[phase].push(api.rssMiB()), 1000);
@@ -282,8 +292,8 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
   try {
     await victimLoad(api.baseUrl, victimPaths, victim.token, opts.victimRate, ctx.settings.warmup);
     ctx.say(`fairness: victim ${opts.victimRate} req/s for ${opts.seconds} s, quiet`);
-    quiet = await victimLoad(api.baseUrl, victimPaths, victim.token, opts.victimRate, opts.seconds);
-    ctx.say(`  ${victimText(quiet)}`);
+    quiet = await measured(opts.seconds);
+    ctx.say(`  ${victimText(quiet)}; ${quiet.cpu}`);
 
     phase = "abused";
     const { signal } = controller;
@@ -344,8 +354,8 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
     ctx.say(
       `fairness: victim ${opts.victimRate} req/s for ${opts.seconds} s while the abuser runs ${[...opts.abuse].join(", ")} (~${opts.abuseRate} req/s in all)`,
     );
-    abused = await victimLoad(api.baseUrl, victimPaths, victim.token, opts.victimRate, opts.seconds);
-    ctx.say(`  ${victimText(abused)}`);
+    abused = await measured(opts.seconds);
+    ctx.say(`  ${victimText(abused)}; ${abused.cpu}`);
   } finally {
     controller.abort();
     await Promise.all(kinds.map((k) => k.done));
@@ -400,6 +410,7 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
     measurements: [],
     notes: [
       ...abuserLines.map((l) => `fairness abuser, ${l}`),
+      `fairness: ${opts.seconds} s windows, quiet ${quiet.cpu}; abused ${abused.cpu}`,
       `fairness: recover queued ${fmt.int(recovered)} re-sends of ${fmt.int(FAILED_DELIVERIES)} dead letters`,
       `fairness: API RSS (MiB, one sample a second), quiet: ${series(rss.quiet)}; abused (from ${RAMP_SECONDS} s before the window): ${series(rss.abused)}`,
     ],
