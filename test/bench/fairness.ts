@@ -1,5 +1,6 @@
 import http from "node:http";
 import net from "node:net";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import pg from "pg";
 import type { BenchContext, ModuleResult } from "./context.js";
 import { percentile } from "./lib/load.js";
@@ -65,7 +66,10 @@ interface VictimRun {
   latencies: number[];
   errors: number;
   statuses: Counts;
-  /** CPU seconds the API, the worker and the database server (when measured) used during the window. */
+  /**
+   * CPU seconds the API, the worker and the database server (when measured) used during the window, and this
+   * process's own event-loop delay (the victim's clock runs here: a late loop would show as the API's latency).
+   */
   cpu: string;
 }
 
@@ -276,9 +280,12 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
   // Where the machine's time went in a window: the victim's latency alone does not say which process took it.
   const measured = async (seconds: number): Promise<VictimRun> => {
     const [apiBefore, workerBefore, databaseBefore] = [api.cpuSeconds(), worker.cpuSeconds(), ctx.databaseCpuSeconds?.() ?? 0];
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const run = await victimLoad(api.baseUrl, victimPaths, victim.token, opts.victimRate, seconds);
+    loop.disable();
     const database = ctx.databaseCpuSeconds ? `, database ${(ctx.databaseCpuSeconds() - databaseBefore).toFixed(1)}` : "";
-    const cpu = `CPU s: API ${(api.cpuSeconds() - apiBefore).toFixed(1)}, worker ${(worker.cpuSeconds() - workerBefore).toFixed(1)}${database}`;
+    const cpu = `CPU s: API ${(api.cpuSeconds() - apiBefore).toFixed(1)}, worker ${(worker.cpuSeconds() - workerBefore).toFixed(1)}${database}; the bench's event-loop delay p99 ${fmt.ms(loop.percentile(99) / 1e6)}, max ${fmt.ms(loop.max / 1e6)}`;
     return { ...run, cpu };
   };
   const rss: { quiet: number[]; abused: number[] } = { quiet: [], abused: [] };
