@@ -73,6 +73,17 @@ describe("GraphQL documents", () => {
     expect(after.status).toBe(200);
   });
 
+  it("a body that is not a JSON object is 400 before GraphQL sees it, a large array included", async () => {
+    for (const body of [JSON.stringify(Array.from({ length: 50_000 }, () => 1)), '"{ store { name } }"', ""]) {
+      const res = await fetch(`${app.baseUrl}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${t.token}` },
+        body,
+      });
+      expect(res.status).toBe(400);
+    }
+  });
+
   it("keeps accepted documents for reuse and never a refused or unparsable one", async () => {
     const before = await gauge(app.baseUrl, "graphql_documents_kept");
     // Refused for cost (each distinct), for an unknown field, and unparsable.
