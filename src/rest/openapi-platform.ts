@@ -6,7 +6,7 @@ import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
 import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { exchangePortalLinkInput } from "../modules/admin/schemas.js";
-import type { JsonSchema } from "../platform/route.js";
+import type { JsonSchema } from "../platform/json.js";
 import { STATUS_CODES } from "node:http";
 import { OAUTH_ERRORS } from "../http/token.js";
 

@@ -14,6 +14,9 @@ export type DeliverPayload =
   | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string }
   | { deliveryId: string; trigger: "REPLAY" | "RECOVER"; slotAt?: string };
 
+/** A delivery's first scheduled attempt, as the fan-out plans it and the attempt sends it. */
+export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
+
 declare global {
   namespace GraphileWorker {
     interface Tasks {
