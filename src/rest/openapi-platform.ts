@@ -8,7 +8,7 @@ import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { exchangePortalLinkInput } from "../modules/admin/schemas.js";
 import type { JsonSchema } from "../platform/json.js";
 import { STATUS_CODES } from "node:http";
-import { OAUTH_ERRORS } from "../http/token.js";
+import { OAUTH_ERRORS } from "../platform/auth/oauth-errors.js";
 
 /**
  * The parts of the OpenAPI document that are not rows of the route table: problem details, shared headers,
