@@ -1,7 +1,7 @@
 import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
 import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
 import { DELIVERED_EVENTS } from "../modules/events/types.js";
-import { WEBHOOK_EVENT_COMPONENT } from "../modules/events/schema.js";
+import { WEBHOOK_EVENT_COMPONENT } from "../platform/events/declaration.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
 import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";

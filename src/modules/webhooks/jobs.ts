@@ -1,4 +1,4 @@
-import { FAN_OUT_TASK, type FanOutPayload } from "../events/outbox.js";
+import { FAN_OUT_TASK, type FanOutPayload } from "../../platform/events/outbox.js";
 import { parseInstant } from "../../platform/input.js";
 import { isUuid } from "../../platform/uuid.js";
 
