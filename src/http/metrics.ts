@@ -8,7 +8,7 @@ import { hashingStats, safeEqual } from "../platform/crypto/hash.js";
 import type { Logger } from "../platform/log.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
-import { send } from "./response.js";
+import { send } from "../platform/http/response.js";
 import type { SubjectKind } from "../platform/ratelimit/limiter.js";
 import { planCacheStats } from "../platform/db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
@@ -20,6 +20,7 @@ import type { KeptDocuments } from "../graphql/documents.js";
 import type { OutsideCalls } from "../platform/outside.js";
 import type { Pacer } from "../platform/pace/pacer.js";
 import type { Services } from "../platform/services.js";
+import type { WorkerMetrics } from "../platform/worker-metrics.js";
 import { assertReady } from "./readiness.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 import { PORTAL_ASSETS } from "./portal.js";
@@ -29,7 +30,7 @@ import { PORTAL_ASSETS } from "./portal.js";
  * REST route's path template, never the raw path, so ids in URLs cannot grow the series count. Delivery and
  * queue gauges are read from the database at scrape time, so any API process reports the whole cluster's.
  */
-export class Metrics {
+export class Metrics implements WorkerMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly duration: Histogram<"method" | "route" | "status">;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 import { orderCreatedData } from "../helpers/fixtures.js";
 import { redisReachable, TEST_REDIS_URL } from "../helpers/redis.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";

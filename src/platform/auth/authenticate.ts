@@ -3,7 +3,8 @@ import { safeEqual } from "../crypto/hash.js";
 import { activeAdminKey, ADMIN_KEY_PREFIX } from "./admin-keys.js";
 import type { Services } from "../services.js";
 import type { PartnerPrincipal, Principal } from "./principal.js";
-import { verifyPartnerToken, type PartnerClaims } from "./tokens.js";
+import type { PartnerClaims } from "./principal.js";
+import { verifyPartnerToken } from "./tokens.js";
 
 /** Extracts the bearer credential; the scheme is matched case-insensitively (RFC 6750). */
 export function bearerToken(header: string | undefined): string | null {

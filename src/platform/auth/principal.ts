@@ -20,3 +20,14 @@ export type Principal =
   | { kind: "anonymous" };
 
 export type PartnerPrincipal = Extract<Principal, { kind: "partner" }>;
+
+/** The verified claims of a partner access token: who calls and for which store, before the grant is read. */
+export interface PartnerClaims {
+  clientId: string;
+  storeCode: string;
+  environment: Environment;
+  scopes: ReadonlySet<Scope>;
+  tokenId: string;
+  /** When the token expires, in ms since the epoch (its `exp`): a live stream ends then. */
+  expiresAt: number;
+}

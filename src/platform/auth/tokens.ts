@@ -4,6 +4,7 @@ import { ApiError, forbidden, invalidRequest } from "../errors.js";
 import { verifySecret } from "../crypto/hash.js";
 import type { Db, Environment } from "../db/prisma.js";
 import { SIGNING_ALG, type KeyRing } from "./keys.js";
+import type { PartnerClaims } from "./principal.js";
 import { isScope, type Scope } from "./scopes.js";
 import { issuableGrants } from "./grant-rule.js";
 
@@ -163,17 +164,6 @@ async function verifyAccessToken(token: string, keys: KeyRing, issuer: string): 
   if (cache.size >= VERIFIED_MAX) cache.clear();
   cache.set(key, { payload, until: Math.min(now + VERIFIED_TTL_MS, (payload.exp ?? 0) * 1000) });
   return payload;
-}
-
-/** The verified claims of a partner access token: who calls and for which store, before the grant is read. */
-export interface PartnerClaims {
-  clientId: string;
-  storeCode: string;
-  environment: Environment;
-  scopes: ReadonlySet<Scope>;
-  tokenId: string;
-  /** When the token expires, in ms since the epoch (its `exp`): a live stream ends then. */
-  expiresAt: number;
 }
 
 /** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant` (grant-rule.ts). */
