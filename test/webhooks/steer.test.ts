@@ -341,6 +341,14 @@ describe("recover", () => {
     const first = await recover();
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ count: 100, hasMore: true, expired: 0 });
+    // Called again while the 100 wait for the endpoint's pace (50 a second): nothing more is queued.
+    const early = await call<{ code: string }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: since.toISOString() },
+    });
+    expect(early.status).toBe(429);
+    expect(early.body.code).toBe("RATE_LIMIT_EXCEEDED");
+    expect(Number(early.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     const firstSent = await sentOnce(100);
     expect(firstSent.size).toBe(100);
     const second = await recover();
