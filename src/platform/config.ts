@@ -187,8 +187,8 @@ const envSchema = z
     HTTP_MAX_QUEUED: z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").optional(),
     /**
      * Of those slots and places in the queue, what one Application may hold at once on one process; one more of its
-     * requests is 429 at once, so one Application's burst never fills the queue everyone else waits in. Default a
-     * third of HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED.
+     * requests is 429 at once, so one Application's burst never fills the queue everyone else waits in. Default half
+     * of HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED: room for a steady caller whose answers slow down under load.
      */
     HTTP_MAX_PER_APPLICATION: positiveInt.optional(),
     /** Longest wait in that queue before 503; default 1000. */
@@ -303,7 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // connections only made each slower (measured: fewer successes, twice the latency at twice the pool).
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
-  const HTTP_MAX_PER_APPLICATION = c.HTTP_MAX_PER_APPLICATION ?? Math.max(1, Math.ceil((HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED) / 3));
+  const HTTP_MAX_PER_APPLICATION = c.HTTP_MAX_PER_APPLICATION ?? Math.max(1, Math.ceil((HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED) / 2));
   const shared = c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory";
   const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? shared;
   const WEBHOOK_PACE_BACKEND = c.WEBHOOK_PACE_BACKEND ?? shared;
