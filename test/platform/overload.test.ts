@@ -65,7 +65,13 @@ describe("a burst of writes far past the admission limit", () => {
     const [health, ready, metrics] = await Promise.all(["/healthz", "/readyz", "/metrics"].map((p) => fetch(`${app.baseUrl}${p}`)));
     const answers = await burst;
 
-    expect([health.status, ready.status, metrics.status]).toEqual([200, 200, 200]);
+    expect([health.status, metrics.status]).toEqual([200, 200]);
+    // Readiness answers, never shed: 200, or 503 saying the process refused most requests of the last seconds, which
+    // it may have by the time it is asked (whether it has depends on how the machine interleaves the burst).
+    if (ready.status !== 200) {
+      expect(ready.status).toBe(503);
+      expect(((await ready.json()) as { detail: string }).detail).toMatch(/capacity: it refused most requests/);
+    }
     expect(expectShedOrServed(answers).length).toBeGreaterThan(0);
 
     const text = await (await fetch(`${app.baseUrl}/metrics`)).text();
