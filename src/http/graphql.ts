@@ -9,6 +9,7 @@ import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
 import { operationInputViolations } from "../graphql/input.js";
 import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
+import { useReadReplicas } from "../graphql/read-replicas.js";
 import type { Services } from "../platform/services.js";
 import type { WaitOutside } from "../platform/outside.js";
 
@@ -129,6 +130,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
       useStorableText(services.log, services.config.JSON_MAX_DEPTH),
       useInvalidRequestCode(),
       useSuggestionsForAdminsOnly(),
+      useReadReplicas(services.reads),
     ],
   });
 }

@@ -86,6 +86,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   metrics.watchGrants(services.grants);
   metrics.watchOutsideCalls(services.outsideCalls);
   metrics.watchPace(services.pacer);
+  metrics.watchReads(services.reads);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(

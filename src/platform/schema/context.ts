@@ -7,7 +7,10 @@ import { waitInline, type WaitOutside } from "../outside.js";
 
 export interface Context {
   services: Services;
-  /** Where resolvers read and write: the request's transaction when the whole operation runs in one, else the pool. */
+  /**
+   * Where resolvers read and write: the request's transaction when the whole operation runs in one, a read replica's
+   * client for a read routed to one (see ReadRouter), else the primary's pool.
+   */
   db: Tx;
   /**
    * The transaction the whole operation runs in, opened by its caller (an idempotent REST write, whose record
@@ -27,8 +30,10 @@ export function createContext(
   requestId: string,
   transaction: Tx | null = null,
   waitOutside: WaitOutside = waitInline,
+  /** The client a read runs on (ReadRouter.readDb); default the primary's. */
+  readDb: Tx = services.db,
 ): Context {
-  return { services, db: transaction ?? services.db, transaction, principal, requestId, waitOutside };
+  return { services, db: transaction ?? readDb, transaction, principal, requestId, waitOutside };
 }
 
 /**
