@@ -68,6 +68,8 @@ export interface Server {
   /** Stops the server: `immediate` is a crash (no checkpoint), as a killed host would be. */
   stop(mode?: "fast" | "immediate"): Promise<void>;
   start(): Promise<void>;
+  /** The postmaster's process id (its CPU time and its children's are the server's). */
+  pid(): Promise<number>;
 }
 
 export interface ReplicatedPair {
@@ -110,9 +112,86 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs 
   }
 }
 
+/** A cluster in `dir` on `port`, started and stopped with pg_ctl (as the postgres user when we are root). */
+function pgServer(bins: PgBinaries, user: { uid: number; gid: number } | undefined, dir: string, port: number, password?: string): Server {
+  let running = false;
+  return {
+    port,
+    url: (db) => `postgresql://postgres${password ? `:${password}` : ""}@127.0.0.1:${port}/${db}`,
+    start: async () => {
+      try {
+        await run(bins.pgCtl, ["-D", dir, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"], user);
+      } catch (e) {
+        const log = await readFile(join(dir, "server.log"), "utf8").catch(() => "");
+        throw new Error(`${e instanceof Error ? e.message : String(e)}\n${log.slice(-2000)}`);
+      }
+      running = true;
+    },
+    stop: async (mode = "fast") => {
+      if (!running) return;
+      running = false;
+      await run(bins.pgCtl, ["-D", dir, "-m", mode, "-w", "stop"], user);
+    },
+    pid: async () => Number((await readFile(join(dir, "postmaster.pid"), "utf8")).split("\n")[0]),
+  };
+}
+
 /**
- * Starts a primary with `database` created in it, lets `prepare` set it up (migrate it), then makes a replica from
- * a base backup of it, streaming from a replication slot, and starts PgBouncer in front of the primary.
+ * Makes and starts a streaming replica in `dir` from a base backup of the running primary whose data directory is
+ * `primaryDir`: `adminUrl` is a superuser connection to it, `conninfo` how the replica reaches it (with a password
+ * if it needs one); `settings` are added to the replica's configuration. The replica streams from a slot, which
+ * keeps every WAL segment from before the backup's start until the replica has it.
+ */
+export async function makeReplica(opts: {
+  primaryDir: string;
+  adminUrl: string;
+  conninfo: string;
+  dir: string;
+  settings?: string[];
+  password?: string;
+}): Promise<Server> {
+  const bins = await embeddedBinaries();
+  const user = runAs();
+  if (!bins || user === null) throw new Error("cannot make a replica here (see replicationUnavailable)");
+  const admin = new pg.Client({ connectionString: opts.adminUrl });
+  await admin.connect();
+  try {
+    await admin.query("select pg_create_physical_replication_slot('replica', true)");
+    await admin.query("select pg_backup_start('replica', true)");
+    await cp(opts.primaryDir, opts.dir, {
+      recursive: true,
+      filter: (src) => {
+        const rel = relative(opts.primaryDir, src);
+        if (["postmaster.pid", "postmaster.opts", "server.log"].includes(rel)) return false;
+        // The primary's slots are its own; WAL comes over the replication connection, into directories that must exist.
+        if (rel.startsWith("pg_replslot/")) return false;
+        if (rel.startsWith("pg_wal/")) return statSync(src).isDirectory();
+        return true;
+      },
+    });
+    const { rows } = await admin.query<{ labelfile: string }>("select labelfile from pg_backup_stop(false)");
+    await writeFile(join(opts.dir, "backup_label"), rows[0].labelfile);
+  } finally {
+    await admin.end();
+  }
+  const port = await freePort();
+  await appendFile(join(opts.dir, "postgresql.conf"), [...(opts.settings ?? []), `port = ${port}`, "hot_standby = on", ""].join("\n"));
+  await appendFile(join(opts.dir, "postgresql.auto.conf"), `primary_conninfo = '${opts.conninfo} application_name=replica'\nprimary_slot_name = 'replica'\n`);
+  await writeFile(join(opts.dir, "standby.signal"), "");
+  await chmod(opts.dir, 0o700);
+  if (user) await run("chown", ["-R", `${user.uid}:${user.gid}`, opts.dir], undefined);
+  const replica = pgServer(bins, user, opts.dir, port, opts.password);
+  await replica.start();
+  await waitUntil(
+    "the replica to stream",
+    async () => (await query(opts.adminUrl, "select 1 from pg_stat_replication where state = 'streaming'")).rowCount === 1,
+  );
+  return replica;
+}
+
+/**
+ * Starts a primary with `database` created in it, lets `prepare` set it up (migrate it), then makes a replica of it
+ * and starts PgBouncer in front of the primary.
  */
 export async function startReplicatedPair(database: string, prepare: (primaryUrl: string) => Promise<void>): Promise<ReplicatedPair> {
   const bins = await embeddedBinaries();
@@ -120,89 +199,30 @@ export async function startReplicatedPair(database: string, prepare: (primaryUrl
   if (!bins || user === null) throw new Error("cannot make a replica here (see replicationUnavailable)");
   const root = await mkdtemp(join(tmpdir(), "partner-replication-"));
   await chmod(root, 0o755);
-  const owned = async (path: string) => {
-    if (user) await run("chown", ["-R", `${user.uid}:${user.gid}`, path], undefined);
-  };
-  await owned(root);
+  if (user) await run("chown", [`${user.uid}:${user.gid}`, root], undefined);
   const stopped: (() => Promise<void>)[] = [];
   const close = async () => {
     for (const fn of [...stopped].reverse()) await fn().catch(() => undefined);
     await rm(root, { recursive: true, force: true });
   };
   try {
-    const server = (dir: string, port: number): Server => {
-      let running = false;
-      const s: Server = {
-        port,
-        url: (db) => `postgresql://postgres@127.0.0.1:${port}/${db}`,
-        start: async () => {
-          try {
-            await run(bins.pgCtl, ["-D", dir, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"], user);
-          } catch (e) {
-            const log = await readFile(join(dir, "server.log"), "utf8").catch(() => "");
-            throw new Error(`${e instanceof Error ? e.message : String(e)}\n${log.slice(-2000)}`);
-          }
-          running = true;
-        },
-        stop: async (mode = "fast") => {
-          if (!running) return;
-          running = false;
-          await run(bins.pgCtl, ["-D", dir, "-m", mode, "-w", "stop"], user);
-        },
-      };
-      stopped.push(() => s.stop("immediate"));
-      return s;
-    };
-
     const primaryDir = join(root, "primary");
     await run(bins.initdb, ["-D", primaryDir, "-U", "postgres", "--auth=trust", "--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"], user);
     const primaryPort = await freePort();
-    await appendFile(primaryDir + "/postgresql.conf", [...SERVER_SETTINGS, `port = ${primaryPort}`, `unix_socket_directories = '${root}'`, ""].join("\n"));
-    const primary = server(primaryDir, primaryPort);
+    await appendFile(join(primaryDir, "postgresql.conf"), [...SERVER_SETTINGS, `port = ${primaryPort}`, `unix_socket_directories = '${root}'`, ""].join("\n"));
+    const primary = pgServer(bins, user, primaryDir, primaryPort);
+    stopped.push(() => primary.stop("immediate"));
     await primary.start();
     await query(primary.url("postgres"), `create database ${database}`);
     await query(primary.url(database), "create extension pg_stat_statements");
     await prepare(primary.url(database));
-
-    // The base backup: the slot keeps every WAL segment from before the backup's start until the replica has it.
-    const replicaDir = join(root, "replica");
-    const admin = new pg.Client({ connectionString: primary.url("postgres") });
-    await admin.connect();
-    try {
-      await admin.query("select pg_create_physical_replication_slot('replica', true)");
-      await admin.query("select pg_backup_start('replica', true)");
-      await cp(primaryDir, replicaDir, {
-        recursive: true,
-        filter: (src) => {
-          const rel = relative(primaryDir, src);
-          if (["postmaster.pid", "postmaster.opts", "server.log"].includes(rel)) return false;
-          // The primary's slots are its own; WAL comes over the replication connection, into directories that must exist.
-          if (rel.startsWith("pg_replslot/")) return false;
-          if (rel.startsWith("pg_wal/")) return statSync(src).isDirectory();
-          return true;
-        },
-      });
-      const { rows } = await admin.query<{ labelfile: string }>("select labelfile from pg_backup_stop(false)");
-      await writeFile(join(replicaDir, "backup_label"), rows[0].labelfile);
-    } finally {
-      await admin.end();
-    }
-    const replicaPort = await freePort();
-    await appendFile(join(replicaDir, "postgresql.conf"), `port = ${replicaPort}\n`);
-    await appendFile(
-      join(replicaDir, "postgresql.auto.conf"),
-      `primary_conninfo = 'host=127.0.0.1 port=${primaryPort} user=postgres application_name=replica'\nprimary_slot_name = 'replica'\n`,
-    );
-    await writeFile(join(replicaDir, "standby.signal"), "");
-    await chmod(replicaDir, 0o700);
-    await owned(replicaDir);
-    const replica = server(replicaDir, replicaPort);
-    await replica.start();
-    await waitUntil(
-      "the replica to stream",
-      async () => (await query(primary.url("postgres"), "select 1 from pg_stat_replication where state = 'streaming'")).rowCount === 1,
-    );
-
+    const replica = await makeReplica({
+      primaryDir,
+      adminUrl: primary.url("postgres"),
+      conninfo: `host=127.0.0.1 port=${primaryPort} user=postgres`,
+      dir: join(root, "replica"),
+    });
+    stopped.push(() => replica.stop("immediate"));
     const bouncer = await startPgBouncer(root, primaryPort, user);
     stopped.push(bouncer.stop);
     return { primary, replica, bouncer: { port: bouncer.port, url: (db) => `postgresql://postgres@127.0.0.1:${bouncer.port}/${db}` }, close };

@@ -25,5 +25,5 @@ export const MARK_WRITE = `insert into "WriteMark" (writer, lsn)
   select $1, (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint from ${ASYNC_COMMIT}
   on conflict (writer) do update set lsn = greatest("WriteMark".lsn, excluded.lsn)`;
 
-/** The WAL position of a writer's latest write (lsn), if it has one. $1 the writer. */
-export const WRITE_MARK = `select lsn::text as lsn from "WriteMark" where writer = $1`;
+/** The WAL positions of the writers' latest writes (writer, lsn), of those that have one. $1 the writers. */
+export const WRITE_MARKS = `select writer, lsn::text as lsn from "WriteMark" where writer = any($1::text[])`;
