@@ -46,7 +46,7 @@ async function openReadRouter(config: Config, primary: { db: Services["db"]; poo
       pollMs: config.REPLICA_POLL_MS,
       poolSize: config.DB_POOL_SIZE,
       connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
-      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+      preparedStatements: config.REPLICA_PREPARED_STATEMENTS,
     },
     log,
   );

@@ -116,11 +116,13 @@ const envSchema = z
     /** How often each process asks every replica how far it has replayed (and the primary how far it has written); default 100. */
     REPLICA_POLL_MS: positiveInt.max(10_000, "must be at most 10000").default(100),
     /**
-     * Whether the request pools name their statements (prepared once per connection, planned once). PgBouncer before
+     * Whether DATABASE_URL's pool names its statements (prepared once per connection, planned once). PgBouncer before
      * 1.21 in transaction mode cannot keep a named statement: false there. Default: false when DATABASE_DIRECT_URL is
      * set (DATABASE_URL is then taken to be such a pooler), else true.
      */
     DATABASE_PREPARED_STATEMENTS: boolean.optional(),
+    /** The same for the replicas' pools (false when they are reached through PgBouncer in transaction mode); default true. */
+    REPLICA_PREPARED_STATEMENTS: boolean.default(true),
     DATA_DIR: z.string().min(1).default(".data"),
     PUBLIC_BASE_URL: z.url({ message: "must be an absolute URL" }).optional(),
     ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
