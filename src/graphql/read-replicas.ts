@@ -17,7 +17,8 @@ export function useReadReplicas(reads: ReadRouter): Plugin<Context> {
       if (operation === "query") {
         setExecuteFn(async (a) => {
           const ctx: Context = a.contextValue;
-          ctx.db = await reads.readDb(ctx.principal);
+          ctx.reader = await reads.readDb(ctx.principal);
+          ctx.db = ctx.reader;
           return executeFn(a);
         });
       } else if (operation === "mutation") {

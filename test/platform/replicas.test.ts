@@ -21,6 +21,7 @@ let b: ApiProcess;
 let worker: ApiProcess;
 let tenant: Tenant;
 let customerId: string;
+let orderId: string;
 
 const REPLICA_MAX_LAG_MS = 1500;
 
@@ -34,11 +35,14 @@ async function sql<R extends pg.QueryResultRow>(url: string, text: string): Prom
   }
 }
 
-/** Customer reads a server has run (pg_stat_statements): how the test sees which server served them. */
+/**
+ * Reads of customers and orders (their items, payments and history too) a server has run, from pg_stat_statements:
+ * how the test sees which server served them.
+ */
 async function customerReads(url: string): Promise<number> {
   const rows = await sql<{ n: number }>(
     url,
-    `select coalesce(sum(calls), 0)::int as n from pg_stat_statements where query ilike 'select%' and query like '%"Customer"%'`,
+    `select coalesce(sum(calls), 0)::int as n from pg_stat_statements where query ilike 'select%' and query ~ '"(Customer|Order|OrderItem|Payment)'`,
   );
   return rows[0].n;
 }
@@ -79,6 +83,10 @@ describe.skipIf(unavailable !== null)(`read replicas and PgBouncer${unavailable 
     const created = await call<{ id: string }>(on(a), "POST", "/public/v1/customers", { token: tenant.token, body: { name: "Replica Reader" } });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     customerId = created.body.id;
+    expect((await call(on(a), "POST", "/public/v1/sandbox/seed", { token: tenant.token })).status).toBe(201);
+    const order = await call<{ id: string }>(on(a), "POST", "/public/v1/sandbox/orders", { token: tenant.token, body: { scenario: "cash" } });
+    expect(order.status, JSON.stringify(order.body)).toBe(201);
+    orderId = order.body.id;
   }, 180_000);
 
   afterAll(async () => {
@@ -87,11 +95,17 @@ describe.skipIf(unavailable !== null)(`read replicas and PgBouncer${unavailable 
     await pair?.close();
   });
 
-  it("serves reads from the replica: REST and GraphQL queries run there, none on the primary", async () => {
-    // Let the replica's last poll pass the customer's creation, so these reads need no fresh check.
+  it("serves reads from the replica: REST and GraphQL queries run there, relations included, none on the primary", async () => {
+    // Let the replica's last poll pass the writes of the set-up, so these reads need no fresh check.
     await new Promise((r) => setTimeout(r, 300));
     const [onReplica, onPrimary] = await Promise.all([customerReads(pair.replica.url("partner")), customerReads(pair.primary.url("partner"))]);
     for (let i = 0; i < 10; i++) expect((await getCustomer(i % 2 ? a : b)).status).toBe(200);
+    for (const p of [a, b]) {
+      const list = await call<{ data: { id: string; items: unknown[] }[] }>(on(p), "GET", "/public/v1/orders?limit=20", { token: tenant.token });
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((o) => o.id)).toContain(orderId);
+      expect((await call(on(p), "GET", `/public/v1/orders/${orderId}`, { token: tenant.token })).status).toBe(200);
+    }
     const q = await graphql<{ customer: { name: string } }>(on(a), `query($id: ID!) { customer(id: $id) { name } }`, { id: customerId }, tenant.token);
     expect(q.errors).toBeUndefined();
     expect(q.data?.customer.name).toBe("Replica Reader");

@@ -1,6 +1,6 @@
 import type { Principal, PartnerPrincipal } from "../auth/principal.js";
 import type { Services } from "../services.js";
-import type { AdminRole, Tx } from "../db/prisma.js";
+import type { AdminRole, Db, Tx } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
 import { waitInline, type WaitOutside } from "../outside.js";
@@ -12,6 +12,11 @@ export interface Context {
    * client for a read routed to one (see ReadRouter), else the primary's pool.
    */
   db: Tx;
+  /**
+   * The client for reads outside a transaction: a read replica's for a read routed to one (see ReadRouter), else the
+   * primary's. Pothos loads relations through it when there is no transaction.
+   */
+  reader: Db;
   /**
    * The transaction the whole operation runs in, opened by its caller (an idempotent REST write, whose record
    * commits with it); null when each command opens its own (see runCommand).
@@ -31,9 +36,9 @@ export function createContext(
   transaction: Tx | null = null,
   waitOutside: WaitOutside = waitInline,
   /** The client a read runs on (ReadRouter.readDb); default the primary's. */
-  readDb: Tx = services.db,
+  reader: Db = services.db,
 ): Context {
-  return { services, db: transaction ?? readDb, transaction, principal, requestId, waitOutside };
+  return { services, db: transaction ?? reader, reader, transaction, principal, requestId, waitOutside };
 }
 
 /**
