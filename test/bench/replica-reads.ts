@@ -9,6 +9,7 @@ const WITH_REPLICA = "façade + replica (DATABASE_REPLICA_URLS)";
 
 /** The primary's database CPU per read with a replica, over its CPU per read without, at most. */
 const GOAL = 0.1;
+const IDLE_SECONDS = 5;
 
 const ms = (v: number | undefined) => fmt.ms(v ?? Number.NaN);
 const split = (r: LoadResult) =>
@@ -34,6 +35,15 @@ export async function benchReplicaReads(ctx: BenchContext): Promise<ModuleResult
   const measurements: Measurement[] = [];
   const notes: string[] = [];
   try {
+    // What the primary spends with no request at all (background processes, the replica's WAL sender, the API's
+    // WAL-position samples): at ~100 list requests a second it is a visible share of each request's figure.
+    if (ctx.databaseCpuSeconds) {
+      const before = ctx.databaseCpuSeconds();
+      await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+      const idle = ((ctx.databaseCpuSeconds() - before) * 1000) / IDLE_SECONDS;
+      notes.push(`replica: the primary idle, the API with the replica running, used ${fmt.ms(idle)} of CPU per second`);
+      ctx.say(`replica: the primary idle used ${fmt.ms(idle)} of CPU per second`);
+    }
     for (const route of readRoutes(ctx, await someOrders(ctx))) {
       ctx.say(`${route.name}, replica: ${route.targets.length} distinct requests over ${ctx.tenants.length} tenants`);
       const contenders: Contender[] = [
