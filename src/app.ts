@@ -29,14 +29,14 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
  * The read replicas (DATABASE_REPLICA_URLS) and where writes are marked for read-your-writes: Redis when REDIS_URL
  * is set, else the primary. A mark outlives any lag a replica may still be used with, plus a minute.
  */
-async function openReadRouter(config: Config, primary: { db: Services["db"]; pool: Services["pool"] }, log: Logger): Promise<ReadRouter> {
+async function openReadRouter(config: Config, primary: Services["pool"], log: Logger): Promise<ReadRouter> {
   const replicas = config.DATABASE_REPLICA_URLS;
   const marks =
     replicas.length === 0
       ? null
       : config.REDIS_URL
-        ? await redisWriteMarks(config.REDIS_URL, primary.pool, config.REPLICA_MAX_LAG_MS + 60_000, log)
-        : postgresWriteMarks(primary.pool);
+        ? await redisWriteMarks(config.REDIS_URL, primary, config.REPLICA_MAX_LAG_MS + 60_000, log)
+        : postgresWriteMarks(primary);
   const reads = new ReadRouter(
     primary,
     replicas,
@@ -104,7 +104,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     const pacer = new Pacer(await createPaceStore(config, pool, log));
     closers.push(() => pacer.close());
     const issuer = await resolveIssuer(config, db);
-    const reads = await openReadRouter(config, { db, pool }, log);
+    const reads = await openReadRouter(config, pool, log);
     closers.push(() => reads.close());
     const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer };
     return { services, databaseUrl: database.url, directUrl, close };

@@ -17,7 +17,7 @@ export function useReadReplicas(reads: ReadRouter): Plugin<Context> {
       if (operation === "query") {
         setExecuteFn(async (a) => {
           const ctx: Context = a.contextValue;
-          ctx.reader = await reads.readDb(ctx.principal);
+          ctx.reader = (await reads.readDb(ctx.principal)) ?? ctx.services.db;
           ctx.db = ctx.reader;
           return executeFn(a);
         });

@@ -161,7 +161,7 @@ export class RestRouter {
     const reads = this.services.reads;
     const run: RouteNext = async (transaction) => {
       // A GET reads only: it runs where the caller's reads go (a replica that has its writes, else the primary).
-      const readDb = route.method === "GET" && !transaction ? await reads.readDb(principal) : this.services.db;
+      const readDb = (route.method === "GET" && !transaction && (await reads.readDb(principal))) || this.services.db;
       const ctx = createContext(this.services, principal, r.requestId, transaction ?? null, r.waitOutside, readDb);
       const runOperation: RunOperation = async <Result>(document: Route["document"], variables: Record<string, unknown>) => {
         const data = await this.runOperation({ operationId: route.operationId, document, variables }, ctx);

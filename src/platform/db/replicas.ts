@@ -146,7 +146,7 @@ function replicaFailed(err: unknown): boolean {
  * read falls back to the primary. A read that fails on a replica runs again on the primary, so reads never fail for
  * a replica; the replica is skipped until its next probe answers.
  *
- * With no replicas configured, `readDb` is the primary's client and nothing is polled or recorded.
+ * With no replicas configured, `readDb` answers the primary (null) and nothing is polled or recorded.
  */
 export class ReadRouter {
   private readonly replicas: Replica[];
@@ -160,7 +160,7 @@ export class ReadRouter {
   };
 
   constructor(
-    private readonly primary: { db: Db; pool: pg.Pool },
+    private readonly primary: pg.Pool,
     replicaUrls: readonly string[],
     private readonly marks: WriteMarks | null,
     private readonly opts: { maxLagMs: number; pollMs: number; poolSize: number; connectionTimeoutMs: number; preparedStatements: boolean },
@@ -196,7 +196,7 @@ export class ReadRouter {
       reads: 0,
     };
     // Prisma's reads reach the pool as promise-form pool.query calls: one that fails runs again on the primary.
-    const onPrimary = this.primary.pool.query.bind(this.primary.pool) as (...args: unknown[]) => Promise<unknown>;
+    const onPrimary = this.primary.query.bind(this.primary) as (...args: unknown[]) => Promise<unknown>;
     const onReplica = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
     pool.query = ((...args: unknown[]) =>
       onReplica(...args).catch((err: unknown) => {
@@ -222,7 +222,7 @@ export class ReadRouter {
     if (!this.sampling) {
       this.sampling = true;
       try {
-        const { rows } = await this.primary.pool.query<{ lsn: string }>({ name: "wal_position", text: PRIMARY_WAL_POSITION });
+        const { rows } = await this.primary.query<{ lsn: string }>({ name: "wal_position", text: PRIMARY_WAL_POSITION });
         const lsn = lsnOf(rows);
         const now = Date.now();
         if (lsn !== null) this.samples.push({ lsn, at: now });
@@ -268,15 +268,18 @@ export class ReadRouter {
     return r.up && now - r.answeredAt <= Math.max(1000, 5 * this.opts.pollMs) && r.lagMs <= this.opts.maxLagMs;
   }
 
-  private toPrimary(reason: FallbackReason): Db {
+  private toPrimary(reason: FallbackReason): null {
     this.stats.fallbacks[reason]++;
     this.stats.primaryReads++;
-    return this.primary.db;
+    return null;
   }
 
-  /** Where `principal`'s read runs: a replica that has its latest write, else the primary. */
-  async readDb(principal: Principal): Promise<Db> {
-    if (!this.enabled) return this.primary.db;
+  /**
+   * Where `principal`'s read runs: the client of a replica that has its latest write, or null for the primary (the
+   * caller's own client, `services.db`).
+   */
+  async readDb(principal: Principal): Promise<Db | null> {
+    if (!this.enabled) return null;
     const now = Date.now();
     const candidates = this.replicas.filter((r) => this.usable(r, now));
     if (candidates.length === 0) return this.toPrimary(this.replicas.some((r) => r.up) ? "lagging" : "unavailable");
