@@ -46,6 +46,7 @@ async function openReadRouter(config: Config, primary: Services["pool"], log: Lo
       pollMs: config.REPLICA_POLL_MS,
       poolSize: config.DB_POOL_SIZE,
       connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
+      queryTimeoutMs: config.REPLICA_QUERY_TIMEOUT_MS,
       preparedStatements: config.REPLICA_PREPARED_STATEMENTS,
     },
     log,

@@ -113,6 +113,11 @@ const envSchema = z
       .default([]),
     /** A replica whose replay is further behind the primary than this is skipped until it catches up; default 5000. */
     REPLICA_MAX_LAG_MS: positiveInt.default(5000),
+    /**
+     * A statement on a replica that has not answered after this long is abandoned (its connection closed) and runs
+     * again on the primary: a replica that hangs rather than refuses must not hold reads; default 3000.
+     */
+    REPLICA_QUERY_TIMEOUT_MS: positiveInt.default(3000),
     /** How often each process asks every replica how far it has replayed (and the primary how far it has written); default 100. */
     REPLICA_POLL_MS: positiveInt.max(10_000, "must be at most 10000").default(100),
     /**

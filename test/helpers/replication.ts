@@ -70,6 +70,8 @@ export interface Server {
   start(): Promise<void>;
   /** The postmaster's process id (its CPU time and its children's are the server's). */
   pid(): Promise<number>;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the server and its processes: a host that hangs rather than refuses. */
+  signal(signal: "SIGSTOP" | "SIGCONT"): Promise<void>;
 }
 
 export interface ReplicatedPair {
@@ -133,6 +135,11 @@ function pgServer(bins: PgBinaries, user: { uid: number; gid: number } | undefin
       await run(bins.pgCtl, ["-D", dir, "-m", mode, "-w", "stop"], user);
     },
     pid: async () => Number((await readFile(join(dir, "postmaster.pid"), "utf8")).split("\n")[0]),
+    signal: async (signal) => {
+      const postmaster = Number((await readFile(join(dir, "postmaster.pid"), "utf8")).split("\n")[0]);
+      const children = (await readFile(`/proc/${postmaster}/task/${postmaster}/children`, "utf8")).split(" ").filter(Boolean).map(Number);
+      for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+    },
   };
 }
 

@@ -174,6 +174,30 @@ describe.skipIf(unavailable !== null)(`read replicas and PgBouncer${unavailable 
     expect(await customerReads(pair.replica.url("partner"))).toBeGreaterThanOrEqual(before + 10);
   }, 60_000);
 
+  it("replica hung (stopped, not refusing): reads neither hang nor fail, and go back to it once it answers", async () => {
+    const replica = `replica="127.0.0.1:${pair.replica.port}/partner"`;
+    await expect.poll(() => metric(a, "db_replica_up", replica), { timeout: 20_000 }).toBe(1);
+    await pair.replica.signal("SIGSTOP");
+    try {
+      const started = Date.now();
+      // The first reads may be on their way to the frozen replica: each waits at most for its connection (2 s here).
+      const reads = await Promise.all(Array.from({ length: 10 }, (_, i) => getCustomer(i % 2 ? a : b)));
+      expect(reads.map((r) => r.status)).toEqual(Array(10).fill(200));
+      await expect.poll(() => metric(a, "db_replica_up", replica), { timeout: 5_000 }).toBe(0);
+      const later = Date.now();
+      for (let i = 0; i < 10; i++) expect((await getCustomer(i % 2 ? a : b)).status).toBe(200);
+      // Once the replica is judged silent, reads go straight to the primary.
+      expect(Date.now() - later).toBeLessThan(2_000);
+      expect(later - started).toBeLessThan(10_000);
+    } finally {
+      await pair.replica.signal("SIGCONT");
+    }
+    for (const p of [a, b]) await expect.poll(() => metric(p, "db_replica_up", replica), { timeout: 20_000 }).toBe(1);
+    const before = await customerReads(pair.replica.url("partner"));
+    for (let i = 0; i < 6; i++) expect((await getCustomer(i % 2 ? a : b)).status).toBe(200);
+    expect(await customerReads(pair.replica.url("partner"))).toBeGreaterThanOrEqual(before + 6);
+  }, 60_000);
+
   it("delivers webhooks through PgBouncer (the worker's statements there, graphile-worker on the direct connection)", async () => {
     const receiver: Receiver = await startReceiver();
     try {

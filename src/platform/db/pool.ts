@@ -72,7 +72,7 @@ export function namesStatements(pool: pg.Pool): boolean {
  */
 export function createPool(
   connectionString: string,
-  opts: { max: number; connectionTimeoutMs: number; log: Logger; preparedStatements?: boolean; applicationName?: string },
+  opts: { max: number; connectionTimeoutMs: number; log: Logger; preparedStatements?: boolean; applicationName?: string; queryTimeoutMs?: number },
 ): pg.Pool {
   const prepared = opts.preparedStatements !== false;
   const pool = new pg.Pool({
@@ -80,6 +80,7 @@ export function createPool(
     max: opts.max,
     connectionTimeoutMillis: opts.connectionTimeoutMs,
     application_name: opts.applicationName,
+    query_timeout: opts.queryTimeoutMs,
     ...(prepared ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
   });
   if (!prepared) {

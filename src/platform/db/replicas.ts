@@ -163,7 +163,14 @@ export class ReadRouter {
     private readonly primary: pg.Pool,
     replicaUrls: readonly string[],
     private readonly marks: WriteMarks | null,
-    private readonly opts: { maxLagMs: number; pollMs: number; poolSize: number; connectionTimeoutMs: number; preparedStatements: boolean },
+    private readonly opts: {
+      maxLagMs: number;
+      pollMs: number;
+      poolSize: number;
+      connectionTimeoutMs: number;
+      queryTimeoutMs: number;
+      preparedStatements: boolean;
+    },
     private readonly log: Logger,
   ) {
     this.replicas = replicaUrls.map((url) => this.openReplica(url));
@@ -181,13 +188,24 @@ export class ReadRouter {
       log: this.log,
       preparedStatements: this.opts.preparedStatements,
       applicationName: "partner-api replica reads",
+      // A timed-out statement's connection is released with its error, so the pool closes it.
+      queryTimeoutMs: this.opts.queryTimeoutMs,
     });
     const query = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult<{ lsn: string | null }>>;
     const replica: Replica = {
       name,
       pool,
       db: createPrisma(pool, { maxWaitMs: this.opts.connectionTimeoutMs }),
-      probe: async () => lsnOf((await query({ name: "replay_position", text: REPLAY_POSITION })).rows),
+      probe: () => {
+        // A replica that stops answering (a hung host, not a refused connection) must not hold a poll, or a read
+        // waiting on a fresh probe, for longer than it takes to be judged silent.
+        const ask = query({ name: "replay_position", text: REPLAY_POSITION }).then((r) => lsnOf(r.rows));
+        let timer: NodeJS.Timeout | undefined;
+        const silent = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${this.silentAfterMs} ms`)), this.silentAfterMs);
+        });
+        return Promise.race([ask, silent]).finally(() => clearTimeout(timer));
+      },
       replayed: null,
       answeredAt: 0,
       probing: false,
@@ -263,9 +281,14 @@ export class ReadRouter {
     }
   }
 
+  /** How long a replica may go without answering a probe before it takes no reads. */
+  private get silentAfterMs(): number {
+    return Math.max(1000, 5 * this.opts.pollMs);
+  }
+
   /** A replica that answered lately (a hung one stops answering) and keeps up. */
   private usable(r: Replica, now: number): boolean {
-    return r.up && now - r.answeredAt <= Math.max(1000, 5 * this.opts.pollMs) && r.lagMs <= this.opts.maxLagMs;
+    return r.up && now - r.answeredAt <= this.silentAfterMs && r.lagMs <= this.opts.maxLagMs;
   }
 
   private toPrimary(reason: FallbackReason): null {
