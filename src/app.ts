@@ -13,6 +13,7 @@ import { resolveIssuer } from "./platform/auth/issuer.js";
 import { configureHashing } from "./platform/crypto/hash.js";
 import type { Services } from "./platform/services.js";
 import { OutsideCalls } from "./platform/outside.js";
+import { LiveStreams } from "./platform/streams.js";
 import { Pacer } from "./platform/pace/pacer.js";
 import { createPaceStore } from "./platform/pace/stores.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
@@ -107,7 +108,8 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     const issuer = await resolveIssuer(config, db);
     const reads = await openReadRouter(config, pool, log);
     closers.push(() => reads.close());
-    const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer };
+    const streams = new LiveStreams(config.GRAPHQL_MAX_STREAMS, config.GRAPHQL_MAX_STREAMS_PER_APPLICATION);
+    const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer, streams };
     return { services, databaseUrl: database.url, directUrl, close };
   } catch (e) {
     await close().catch(() => undefined);

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { serviceUnavailable } from "../platform/errors.js";
+import { ApiError, serviceUnavailable } from "../platform/errors.js";
 
 export interface AdmissionLimits {
   /** Requests served at once. */
@@ -8,6 +8,8 @@ export interface AdmissionLimits {
   maxQueued: number;
   /** Longest wait for a slot before 503. */
   queueTimeoutMs: number;
+  /** Slots and places in the queue one caller (an Application) holds at once; past them, 429 at once. */
+  maxPerCaller: number;
 }
 
 export type ShedReason = "queue_full" | "queue_timeout";
@@ -33,6 +35,8 @@ export class Admission {
   private readonly waiting: Waiter[] = [];
   /** Admissions and refusals per second of the last RECENT_SECONDS, as [second, admitted, shed]. */
   private readonly recent: [number, number, number][] = [];
+  /** Requests of each caller running or waiting. */
+  private readonly byCaller = new Map<string, number>();
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -65,22 +69,36 @@ export class Admission {
 
   /**
    * Resolves once the request may run, with the function that frees its slot (the first call frees it; later calls
-   * do nothing); rejects with 503 when the queue is full or the wait runs out. A request whose client went away
-   * stops waiting.
+   * do nothing); rejects with 503 when the queue is full or the wait runs out, and with 429 when `caller` already
+   * holds its share of slots and queue. A request whose client went away stops waiting.
    */
-  enter(res: ServerResponse): Promise<() => void> {
+  enter(res: ServerResponse, caller?: string): Promise<() => void> {
+    const held = caller === undefined ? 0 : (this.byCaller.get(caller) ?? 0);
+    if (caller !== undefined && held >= this.limits.maxPerCaller) {
+      return Promise.reject(
+        new ApiError(
+          "RATE_LIMIT_EXCEEDED",
+          `This Application already has ${held} requests running or waiting on this server; send the next one when one of them has answered.`,
+          undefined,
+          { "retry-after": "1" },
+        ),
+      );
+    }
     if (this.running < this.limits.maxInFlight) {
       this.running++;
       this.count(1, 0);
-      return Promise.resolve(this.releaser());
+      this.hold(caller);
+      return Promise.resolve(this.releaser(caller));
     }
     if (this.waiting.length >= this.limits.maxQueued) return Promise.reject(this.shed("queue_full"));
+    this.hold(caller);
     return new Promise((resolve, reject) => {
       const leave = () => {
         const i = this.waiting.indexOf(waiter);
         if (i >= 0) this.waiting.splice(i, 1);
         clearTimeout(waiter.timer);
         res.off("close", gone);
+        this.unhold(caller);
       };
       // Nobody reads the answer of a request whose client left; it only must not take a slot later.
       const gone = () => {
@@ -92,7 +110,7 @@ export class Admission {
         admit: () => {
           res.off("close", gone);
           this.count(1, 0);
-          resolve(this.releaser());
+          resolve(this.releaser(caller));
         },
         timer: setTimeout(() => {
           leave();
@@ -117,11 +135,12 @@ export class Admission {
   }
 
   /** The function that frees one slot, once: it passes to the next waiter or is given back. */
-  private releaser(): () => void {
+  private releaser(caller?: string): () => void {
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      this.unhold(caller);
       const next = this.waiting.shift();
       if (next) {
         clearTimeout(next.timer);
@@ -130,6 +149,17 @@ export class Admission {
         this.running--;
       }
     };
+  }
+
+  private hold(caller: string | undefined): void {
+    if (caller !== undefined) this.byCaller.set(caller, (this.byCaller.get(caller) ?? 0) + 1);
+  }
+
+  private unhold(caller: string | undefined): void {
+    if (caller === undefined) return;
+    const left = (this.byCaller.get(caller) ?? 1) - 1;
+    if (left === 0) this.byCaller.delete(caller);
+    else this.byCaller.set(caller, left);
   }
 
   private shed(reason: ShedReason): Error {

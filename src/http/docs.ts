@@ -18,6 +18,13 @@ const REDOC_PATH = "/docs/assets/redoc.standalone.js";
 
 const require = createRequire(import.meta.url);
 
+/**
+ * Redoc's sidebar shows Redocly's logo from their CDN, the one request the page made outside the service; an
+ * empty image takes its place (the "API docs by Redocly" link stays).
+ */
+const REDOC_CDN_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg";
+const EMPTY_IMAGE = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E";
+
 const PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -58,7 +65,7 @@ export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSche
       }
       if (path === DOCS_PATH || path === `${DOCS_PATH}/`) return sendText(res, "text/html; charset=utf-8", PAGE, "public, max-age=300");
       if (path === REDOC_PATH) {
-        redoc ??= readFileSync(require.resolve("redoc/bundles/redoc.standalone.js"));
+        redoc ??= Buffer.from(readFileSync(require.resolve("redoc/bundles/redoc.standalone.js"), "utf8").replaceAll(REDOC_CDN_LOGO, EMPTY_IMAGE));
         return sendText(res, "text/javascript; charset=utf-8", redoc, "public, max-age=86400");
       }
       throw new ApiError("NOT_FOUND", `No route GET ${path}. The API reference is at ${DOCS_PATH}.`);

@@ -1,12 +1,15 @@
 import type { GraphQLSchema } from "graphql";
 import { GraphQLError } from "graphql";
-import { createYoga, type GraphiQLOptions, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { createYoga, isAsyncIterable, processRegularResult, type Plugin, type YogaServerInstance } from "graphql-yoga";
+import { graphiqlRenderer } from "./graphiql.js";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { ApiError, ERROR_CATALOG, invalidRequest } from "../platform/errors.js";
 import { apiErrorOf } from "./problem.js";
 import type { Principal } from "../platform/auth/principal.js";
 import { createContext, type Context } from "../platform/schema/context.js";
 import { useQueryLimits } from "../graphql/limits.js";
+import { type KeptDocuments, useDocumentLimits } from "../graphql/documents.js";
+import { pacedRootFields } from "../graphql/paced.js";
 import { operationInputViolations } from "../graphql/input.js";
 import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import { useReadReplicas } from "../graphql/read-replicas.js";
@@ -92,16 +95,23 @@ function useStorableText(log: Services["log"], maxDepth: number): Plugin {
 }
 
 /**
- * Yoga's own GraphiQL page loads its scripts from a CDN, a blank page without internet access. This one, from
- * @graphql-yoga/render-graphiql, inlines scripts, styles and editor workers (about 9 MB), so the page requests
- * nothing but /graphql. It is imported on the first GraphiQL request and rendered once: a process that never
- * serves it does not hold it in memory.
+ * A live stream refused before it starts for a reason that passes (the caps on streams: 503 or 429) answers that
+ * status with its Retry-After as a plain JSON response: over Server-Sent Events it would be a 200 whose only
+ * event is the error, and the header that says when to come back would be lost.
  */
-function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
-  let page: Promise<string> | undefined;
-  return (options) => {
-    page ??= import("@graphql-yoga/render-graphiql").then(({ renderGraphiQL }) => renderGraphiQL(options));
-    return page;
+function useRefusedStreamStatus(): Plugin {
+  return {
+    onResultProcess: ({ request, result, setResult, setResultProcessor }) => {
+      if (isAsyncIterable(result) || Array.isArray(result) || !request.headers.get("accept")?.includes("text/event-stream")) return;
+      const refusal = result.errors?.find((e) => e.extensions?.http !== undefined);
+      const status = refusal?.extensions.status;
+      if (!refusal || typeof status !== "number") return;
+      const errors = result.errors?.map((e) =>
+        e === refusal ? new GraphQLError(e.message, { extensions: { ...e.extensions, http: { ...(e.extensions.http as object), status } } }) : e,
+      );
+      setResult({ ...result, errors });
+      setResultProcessor(processRegularResult, "application/json");
+    },
   };
 }
 
@@ -109,14 +119,17 @@ function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
  * The /graphql endpoint: GraphiQL on GET, the same schema the REST façade runs, introspection and "Did you
  * mean" suggestions for admins only.
  */
-export function createGraphqlServer(services: Services, schema: GraphQLSchema): YogaServerInstance<GraphqlServerContext, Context> {
+export function createGraphqlServer(services: Services, schema: GraphQLSchema, documents: KeptDocuments): YogaServerInstance<GraphqlServerContext, Context> {
+  const { config } = services;
   return createYoga<GraphqlServerContext, Context>({
-    schema,
+    schema: pacedRootFields(schema, config.GRAPHQL_READS_IN_FLIGHT),
     graphqlEndpoint: "/graphql",
     landingPage: false,
     graphiql: { title: "Partner platform GraphQL", headers: JSON.stringify({ Authorization: "Bearer <admin key or partner token>" }) },
     renderGraphiQL: graphiqlRenderer(),
     logging: false,
+    // useDocumentLimits keeps parsed documents instead, bounded in bytes and only those accepted.
+    parserAndValidationCache: false,
     context: ({ principal, requestId, waitOutside }) => createContext(services, principal, requestId, null, waitOutside),
     maskedErrors: {
       maskError: (error, _message) => {
@@ -126,10 +139,20 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema): 
     },
     plugins: [
       useDisableIntrospection({ isDisabled: (_req, ctx) => (ctx.principal as Principal | undefined)?.kind !== "admin" }),
-      ...useQueryLimits({ maxDepth: services.config.GRAPHQL_MAX_DEPTH, maxCost: services.config.GRAPHQL_MAX_COST }),
-      useStorableText(services.log, services.config.JSON_MAX_DEPTH),
+      ...useQueryLimits({ maxDepth: config.GRAPHQL_MAX_DEPTH, maxCost: config.GRAPHQL_MAX_COST }),
+      useStorableText(services.log, config.JSON_MAX_DEPTH),
       useInvalidRequestCode(),
       useSuggestionsForAdminsOnly(),
+      useRefusedStreamStatus(),
+      useDocumentLimits(
+        {
+          maxBytes: config.GRAPHQL_MAX_DOCUMENT_BYTES,
+          maxTokens: config.GRAPHQL_MAX_TOKENS,
+          // Room for every selection level and every literal level accepted, so only documents refused anyway are.
+          maxNesting: config.GRAPHQL_MAX_DEPTH + config.JSON_MAX_DEPTH + 2,
+        },
+        documents,
+      ),
       useReadReplicas(services.reads),
     ],
   });

@@ -8,17 +8,20 @@ import { hashingStats, safeEqual } from "../platform/crypto/hash.js";
 import type { Logger } from "../platform/log.js";
 import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
-import { send } from "./response.js";
+import { send } from "../platform/http/response.js";
 import type { SubjectKind } from "../platform/ratelimit/limiter.js";
 import { planCacheStats } from "../platform/db/plan-cache.js";
 import type { Admission, ShedReason } from "./admission.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ATTEMPT_RESULTS, watchAttempts, type AttemptReport } from "../modules/webhooks/attempt.js";
 import type { GrantCache } from "../platform/auth/grant-cache.js";
+import type { LiveStreams } from "../platform/streams.js";
+import type { KeptDocuments } from "../graphql/documents.js";
 import type { OutsideCalls } from "../platform/outside.js";
 import type { Pacer } from "../platform/pace/pacer.js";
 import { FALLBACK_REASONS, type ReadRouter } from "../platform/db/replicas.js";
 import type { Services } from "../platform/services.js";
+import type { WorkerMetrics } from "../platform/worker-metrics.js";
 import { assertReady } from "./readiness.js";
 import { DELIVERIES_BY_STATUS, JOBS_BY_TASK_AND_STATE, QUEUE_LAG } from "./sql.js";
 import { PORTAL_ASSETS } from "./portal.js";
@@ -28,7 +31,7 @@ import { PORTAL_ASSETS } from "./portal.js";
  * REST route's path template, never the raw path, so ids in URLs cannot grow the series count. Delivery and
  * queue gauges are read from the database at scrape time, so any API process reports the whole cluster's.
  */
-export class Metrics {
+export class Metrics implements WorkerMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly duration: Histogram<"method" | "route" | "status">;
@@ -288,6 +291,36 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(calls.size);
+      },
+    });
+  }
+
+  watchStreams(streams: LiveStreams): void {
+    new Gauge({
+      name: "graphql_live_streams",
+      help: "Live GraphQL subscriptions (storeEvents) this process serves (GRAPHQL_MAX_STREAMS).",
+      registers: [this.registry],
+      collect() {
+        this.set(streams.size);
+      },
+    });
+  }
+
+  watchDocuments(documents: KeptDocuments): void {
+    new Gauge({
+      name: "graphql_documents_kept",
+      help: "Parsed GraphQL documents kept for reuse (accepted ones only).",
+      registers: [this.registry],
+      collect() {
+        this.set(documents.count);
+      },
+    });
+    new Gauge({
+      name: "graphql_documents_kept_bytes",
+      help: "Estimated memory the kept GraphQL documents take, against GRAPHQL_DOCUMENT_CACHE_BYTES.",
+      registers: [this.registry],
+      collect() {
+        this.set(documents.bytes);
       },
     });
   }

@@ -1,24 +1,28 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from "node:http";
 import { randomUUID } from "node:crypto";
 import type { GraphQLSchema } from "graphql";
-import { ApiError } from "../platform/errors.js";
-import { resolvePrincipal } from "../platform/auth/authenticate.js";
-import type { PartnerClaims } from "../platform/auth/tokens.js";
-import type { Principal } from "../platform/auth/principal.js";
+import { ApiError, invalidRequest } from "../platform/errors.js";
+import { isRecord } from "../platform/json.js";
+import { bearerToken, resolvePrincipal } from "../platform/auth/authenticate.js";
+import { ADMIN_KEY_PREFIX } from "../platform/auth/admin-keys.js";
+import { verifyPartnerToken } from "../platform/auth/tokens.js";
+import type { PartnerClaims, Principal } from "../platform/auth/principal.js";
 import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
 import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
+import { KeptDocuments } from "../graphql/documents.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
-import { send } from "./response.js";
+import { send } from "../platform/http/response.js";
 import { Admission } from "./admission.js";
-import { handlePortalLinkExchange, handleTokenRequest, oauthErrorOf, TOKEN_PATH } from "./token.js";
+import { oauthErrorOf } from "../platform/auth/oauth-errors.js";
+import { handlePortalLinkExchange, handleTokenRequest, TOKEN_PATH } from "./token.js";
 import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
-import { checkJsonDepth, checkJsonMediaType, declaresTooLarge, requestBody } from "./body.js";
+import { checkJsonDepth, declaresTooLarge, parseJsonBody, requestBody } from "../platform/http/body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
 import { createDocs } from "./docs.js";
@@ -77,7 +81,8 @@ export interface HttpApp {
 export function createHttpApp(services: Services, schema: GraphQLSchema, opts: { runOperation?: OperationRunner } = {}): HttpApp {
   const middleware: RouteMiddleware[] = [idempotency(services.db)];
   const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
-  const yoga = createGraphqlServer(services, schema);
+  const documents = new KeptDocuments(services.config.GRAPHQL_DOCUMENT_CACHE_BYTES);
+  const yoga = createGraphqlServer(services, schema, documents);
   const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
   const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
   const { log, config } = services;
@@ -85,12 +90,19 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   metrics.watchAttempts(services);
   metrics.watchGrants(services.grants);
   metrics.watchOutsideCalls(services.outsideCalls);
+  metrics.watchStreams(services.streams);
+  metrics.watchDocuments(documents);
   metrics.watchPace(services.pacer);
   metrics.watchReads(services.reads);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(
-    { maxInFlight: config.HTTP_MAX_IN_FLIGHT, maxQueued: config.HTTP_MAX_QUEUED, queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS },
+    {
+      maxInFlight: config.HTTP_MAX_IN_FLIGHT,
+      maxQueued: config.HTTP_MAX_QUEUED,
+      queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS,
+      maxPerCaller: config.HTTP_MAX_PER_APPLICATION,
+    },
     (reason) => metrics.shed(reason),
   );
   metrics.watchAdmission(admission);
@@ -100,9 +112,14 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
    * readiness and metrics stay outside it. What the request waits on outside our database (a partner's webhook
    * receiver, DNS) it runs through `waitOutside`, which gives the slot up meanwhile and takes it again ahead of the queue.
    */
-  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: (waitOutside: WaitOutside) => Promise<T>): Promise<T> {
+  async function admitted<T>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    handle: (waitOutside: WaitOutside) => Promise<T>,
+    claims: PartnerClaims | null = null,
+  ): Promise<T> {
     if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
-    let leave = await admission.enter(res);
+    let leave = await admission.enter(res, claims?.clientId);
     const waitOutside: WaitOutside = async (fn) => {
       leave();
       try {
@@ -118,8 +135,20 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
   }
 
-  /** Live subscriptions hold no admission slot while they stream (they would hold it for hours): they have their own cap. */
-  let streams = 0;
+  /**
+   * The claims of a partner token that verifies (signature, issuer, expiry: no database), checked before the request
+   * takes an admission slot so that the slot is counted against its Application's share; null for anything else,
+   * which resolvePrincipal then answers as it always does.
+   */
+  async function partnerClaimsOf(authorization: string | undefined): Promise<PartnerClaims | null> {
+    try {
+      const token = bearerToken(authorization);
+      if (token === null || token.startsWith(ADMIN_KEY_PREFIX)) return null;
+      return await verifyPartnerToken(token, services.keys, services.issuer);
+    } catch {
+      return null;
+    }
+  }
 
   /** `seen` is what the request showed of its caller, for the request's log line. */
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: Caller): Promise<void> {
@@ -184,47 +213,51 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
         return;
       }
+      const claims = await partnerClaimsOf(req.headers.authorization);
       const authenticate = async () => {
-        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
+        const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
         seen.principal = principal;
         if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
-        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it as text, once it is JSON
-        // no deeper than the limit (a GET's variables likewise), so nothing after meets deeper nesting.
+        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it once it is JSON no deeper
+        // than the limit (a GET's variables likewise), so nothing after meets deeper nesting. It goes parsed: given
+        // text, @whatwg-node's request adapter runs Object.keys over it, one key per character (12 ms of CPU for a
+        // 60 KB document); anything but an object is refused here, where that costs nothing.
         if (method === "POST") {
           const body = await requestBody(req);
-          checkJsonMediaType(req, body);
-          checkJsonDepth(body, config.JSON_MAX_DEPTH);
-          Object.assign(req, { body });
+          Object.assign(req, { body: graphqlBody(body, parseJsonBody(req, body, config.JSON_MAX_DEPTH)) });
         }
         for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
         return principal;
       };
+      // A response over Server-Sent Events may be a live subscription, open for hours: it holds no admission slot
+      // while it streams; LiveStreams caps subscriptions per process and per Application.
       if (!(req.headers.accept ?? "").includes("text/event-stream")) {
-        return admitted(req, res, async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }));
+        return admitted(
+          req,
+          res,
+          async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }),
+          claims,
+        );
       }
-      const principal = await admitted(req, res, authenticate);
-      if (streams >= config.GRAPHQL_MAX_STREAMS) {
-        throw new ApiError("SERVICE_UNAVAILABLE", `This process serves ${config.GRAPHQL_MAX_STREAMS} live subscriptions already; retry shortly.`, undefined, {
-          "retry-after": "5",
-        });
-      }
-      streams++;
-      try {
-        await yoga.handle(req, res, { principal, requestId: pctx.requestId });
-      } finally {
-        streams--;
-      }
+      const principal = await admitted(req, res, authenticate, claims);
+      await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
     if (docs.handles(path)) return docs.handle(method, path, res);
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
-      return admitted(req, res, async (waitOutside) => {
-        const principal = await resolvePrincipal(services, req.headers.authorization, admit);
-        seen.principal = principal;
-        await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId, waitOutside });
-      });
+      const claims = await partnerClaimsOf(req.headers.authorization);
+      return admitted(
+        req,
+        res,
+        async (waitOutside) => {
+          const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
+          seen.principal = principal;
+          await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId, waitOutside });
+        },
+        claims,
+      );
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
   }
@@ -277,6 +310,20 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     });
   };
   return { handler, rest, metrics, serverOptions: httpServerOptions(config) };
+}
+
+/**
+ * A /graphql POST body as Yoga takes it: the parsed object (Yoga reads it through request.json()), or the text when
+ * it is an empty object (Yoga answers that it has no query; given an empty object, the adapter would read the
+ * consumed body stream again). JSON that is not an object, or no body, is 400.
+ */
+function graphqlBody(text: string, parsed: unknown): Record<string, unknown> | string {
+  if (!isRecord(parsed)) {
+    throw invalidRequest('The body must be a JSON object: { "query": "…", "variables": { … } }.', [
+      { field: "body", code: "INVALID_TYPE", message: "The body must be a JSON object" },
+    ]);
+  }
+  return Object.keys(parsed).length === 0 ? text : parsed;
 }
 
 export function listen(server: Server, port: number, host: string): Promise<number> {

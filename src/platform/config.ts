@@ -222,6 +222,12 @@ const envSchema = z
     HTTP_MAX_IN_FLIGHT: positiveInt.optional(),
     /** Requests that may wait for one of those slots; beyond them 503 at once; default twice DB_POOL_SIZE. */
     HTTP_MAX_QUEUED: z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").optional(),
+    /**
+     * Of those slots and places in the queue, what one Application may hold at once on one process; one more of its
+     * requests is 429 at once, so one Application's burst never fills the queue everyone else waits in. Default a
+     * third of HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED.
+     */
+    HTTP_MAX_PER_APPLICATION: positiveInt.optional(),
     /** Longest wait in that queue before 503; default 1000. */
     HTTP_QUEUE_TIMEOUT_MS: positiveInt.default(1000),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
@@ -242,7 +248,29 @@ const envSchema = z
     GRAPHQL_MAX_DEPTH: positiveInt.default(12),
     /** Highest cost of a /graphql operation (src/graphql/limits.ts); a full page of 100 orders costs 48,601. */
     GRAPHQL_MAX_COST: positiveInt.default(50_000),
+    /** Longest GraphQL document accepted, in bytes of its text; longer is 413 before it is parsed. */
+    GRAPHQL_MAX_DOCUMENT_BYTES: positiveInt.default(65_536),
+    /** Tokens the GraphQL parser reads before it refuses the document (400). */
+    GRAPHQL_MAX_TOKENS: positiveInt.default(5000),
+    /**
+     * What the GraphQL documents kept for reuse (parsed and validated, accepted ones only) may take, in estimated
+     * bytes of memory (about 100 per character of a document's text); default 32 MiB.
+     */
+    GRAPHQL_DOCUMENT_CACHE_BYTES: positiveInt.default(33_554_432),
+    /**
+     * Root fields of one /graphql operation that run at once; the others wait for one to finish, so an operation of
+     * hundreds of aliased roots never holds the event loop for long.
+     */
+    GRAPHQL_READS_IN_FLIGHT: positiveInt.default(8),
+    /** Live streams (storeEvents subscriptions) one process serves; the next is 503 with Retry-After. */
     GRAPHQL_MAX_STREAMS: positiveInt.default(1000),
+    /** Live streams one Application holds on one process; the next is 429 with Retry-After. */
+    GRAPHQL_MAX_STREAMS_PER_APPLICATION: positiveInt.default(10),
+    /**
+     * How often a live stream checks that its credential still lets it read (a revoked grant or admin key, a disabled
+     * Application); at most 5000 ms. A partner token's expiry ends its stream to the millisecond whatever this is.
+     */
+    GRAPHQL_STREAM_CHECK_MS: positiveInt.max(5000, "must be at most 5000").default(2000),
     EVENT_RETENTION_DAYS: positiveInt.default(30),
     /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
@@ -283,11 +311,19 @@ type Parsed = z.infer<typeof envSchema>;
 export type RateLimitBackend = NonNullable<Parsed["RATE_LIMIT_BACKEND"]>;
 export type Config = Omit<
   Parsed,
-  "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO" | "WEBHOOK_PACE_BACKEND" | "DATABASE_PREPARED_STATEMENTS"
+  | "HTTP_MAX_IN_FLIGHT"
+  | "HTTP_MAX_QUEUED"
+  | "HTTP_MAX_PER_APPLICATION"
+  | "RATE_LIMIT_BACKEND"
+  | "METRICS_PORT"
+  | "DEMO"
+  | "WEBHOOK_PACE_BACKEND"
+  | "DATABASE_PREPARED_STATEMENTS"
 > & {
   DATABASE_PREPARED_STATEMENTS: boolean;
   HTTP_MAX_IN_FLIGHT: number;
   HTTP_MAX_QUEUED: number;
+  HTTP_MAX_PER_APPLICATION: number;
   RATE_LIMIT_BACKEND: RateLimitBackend;
   METRICS_PORT: number;
   DEMO: boolean;
@@ -327,6 +363,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // connections only made each slower (measured: fewer successes, twice the latency at twice the pool).
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
+  const HTTP_MAX_PER_APPLICATION = c.HTTP_MAX_PER_APPLICATION ?? Math.max(1, Math.ceil((HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED) / 3));
   const shared = c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory";
   const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? shared;
   const WEBHOOK_PACE_BACKEND = c.WEBHOOK_PACE_BACKEND ?? shared;
@@ -340,6 +377,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DATABASE_PREPARED_STATEMENTS,
     HTTP_MAX_IN_FLIGHT,
     HTTP_MAX_QUEUED,
+    HTTP_MAX_PER_APPLICATION,
     RATE_LIMIT_BACKEND,
     WEBHOOK_PACE_BACKEND,
     METRICS_PORT,

@@ -3,8 +3,8 @@ import type { Scope } from "./auth/scopes.js";
 import type { PartnerPrincipal } from "./auth/principal.js";
 import type { OperationInput } from "./validate.js";
 import type { TadaDocumentNode } from "./schema/typed.js";
+import { isRecord, type JsonSchema } from "./json.js";
 
-export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
 export interface RouteInput {
@@ -113,8 +113,6 @@ const WRITE_METHODS = new Set<HttpMethod>(["POST", "PUT", "PATCH"]);
 /** The one rule for which routes take Idempotency-Key: the middleware and the OpenAPI document both ask it. */
 export const acceptsIdempotencyKey = (route: { method: HttpMethod; acceptsIdempotencyKey?: boolean }): boolean =>
   route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);
-
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** How `variables` reads its input: the router's readers narrow validated values for tsc. */
 export interface InputReaders {

@@ -1,4 +1,4 @@
-import type { JsonSchema } from "./route.js";
+import type { JsonSchema } from "./json.js";
 import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "./input.js";
 import { definePath, defineQuery, PATTERN_RULE } from "./validate.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./schema/pagination.js";

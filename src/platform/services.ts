@@ -10,6 +10,7 @@ import type { GrantCache } from "./auth/grant-cache.js";
 import type { OutsideCalls } from "./outside.js";
 import type { Pacer } from "./pace/pacer.js";
 import type { ReadRouter } from "./db/replicas.js";
+import type { LiveStreams } from "./streams.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -34,4 +35,6 @@ export interface Services {
   outsideCalls: OutsideCalls;
   /** The webhook endpoints' pace (WEBHOOK_PACE_BACKEND): at most each one's rateLimit deliveries per second. */
   pacer: Pacer;
+  /** The live streams this process serves (GRAPHQL_MAX_STREAMS, GRAPHQL_MAX_STREAMS_PER_APPLICATION). */
+  streams: LiveStreams;
 }

@@ -3,7 +3,7 @@ import { invalidRequest, type Violation } from "./errors.js";
 import { INSTANT_RULE, parseInstant, unstorableText } from "./input.js";
 import { addFormats } from "./ajv-formats.js";
 import { isUuid } from "./uuid.js";
-import { isRecord, type JsonSchema } from "./route.js";
+import { isRecord, type JsonSchema } from "./json.js";
 
 /**
  * One validator per operation input, used by both doors. An input is declared once as a JSON Schema in its

@@ -1,8 +1,8 @@
 import { ERROR_CATALOG } from "../platform/errors.js";
-import type { JsonSchema } from "../platform/route.js";
+import type { JsonSchema } from "../platform/json.js";
 import { eventExample, OPERATION_EXAMPLES, STATUS_PROBLEMS, type Example, type ProblemExample } from "./openapi-examples.js";
 import { CODE_SAMPLES } from "./openapi-samples.js";
-import type { OpenApiDocument, OpenApiOperation } from "./openapi.js";
+import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 
 /**
  * Puts the examples (./openapi-examples.ts) and code samples (./openapi-samples.ts) into a built document:

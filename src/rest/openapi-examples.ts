@@ -1,6 +1,6 @@
 import type { ErrorCode } from "../platform/errors.js";
-import type { EventData, EventType } from "../modules/events/types.js";
-import type { TestEventData } from "../modules/webhooks/events.js";
+import type { EventData, EventType } from "../platform/events/declaration.js";
+import type { TestEventData } from "../modules/events/operational.js";
 import { SANDBOX_ADDRESS as ADDRESS } from "../modules/sandbox/scenarios.js";
 import { SANDBOX_EVENT_TYPES } from "../modules/sandbox/fire.js";
 

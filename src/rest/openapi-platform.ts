@@ -1,14 +1,14 @@
 import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
 import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
 import { DELIVERED_EVENTS } from "../modules/events/types.js";
-import { WEBHOOK_EVENT_COMPONENT } from "../modules/events/schema.js";
+import { WEBHOOK_EVENT_COMPONENT } from "../platform/events/declaration.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
 import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { exchangePortalLinkInput } from "../modules/admin/schemas.js";
-import type { JsonSchema } from "../platform/route.js";
+import type { JsonSchema } from "../platform/json.js";
 import { STATUS_CODES } from "node:http";
-import { OAUTH_ERRORS } from "../http/token.js";
+import { OAUTH_ERRORS } from "../platform/auth/oauth-errors.js";
 
 /**
  * The parts of the OpenAPI document that are not rows of the route table: problem details, shared headers,

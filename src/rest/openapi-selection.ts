@@ -15,7 +15,8 @@ import {
   isScalarType,
   Kind,
 } from "graphql";
-import type { JsonSchema, SelectionAt } from "../platform/route.js";
+import type { JsonSchema } from "../platform/json.js";
+import type { SelectionAt } from "../platform/route.js";
 
 /**
  * Response schemas generated from a route document's selection against the GraphQL schema, so a REST body's

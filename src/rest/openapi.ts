@@ -6,8 +6,10 @@ import * as orderSchemas from "../modules/orders/schemas.js";
 import * as sandboxSchemas from "../modules/sandbox/schemas.js";
 import * as storeSchemas from "../modules/store/schemas.js";
 import * as webhookSchemas from "../modules/webhooks/schemas.js";
-import { acceptsIdempotencyKey, type Route, type JsonSchema, type ResponseSpec } from "../platform/route.js";
+import type { JsonSchema } from "../platform/json.js";
+import { acceptsIdempotencyKey, type Route, type ResponseSpec } from "../platform/route.js";
 import { attachExamples } from "./openapi-attach.js";
+import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 import { SelectionSchemas } from "./openapi-selection.js";
 import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
 import {
@@ -30,30 +32,6 @@ import {
  * from the same JSON schemas the router validates with, and its response body from its GraphQL selection, so
  * document and server agree.
  */
-
-export interface OpenApiOperation {
-  operationId: string;
-  parameters?: JsonSchema[];
-  requestBody?: JsonSchema;
-  responses: Record<string, JsonSchema>;
-  [key: string]: unknown;
-}
-
-export interface OpenApiDocument {
-  openapi: "3.1.0";
-  info: JsonSchema;
-  servers: JsonSchema[];
-  tags: { name: string; description: string }[];
-  paths: Record<string, Record<string, OpenApiOperation>>;
-  webhooks: Record<string, JsonSchema>;
-  components: {
-    schemas: Record<string, JsonSchema>;
-    parameters: Record<string, JsonSchema>;
-    headers: Record<string, JsonSchema>;
-    responses: Record<string, JsonSchema>;
-    securitySchemes: Record<string, JsonSchema>;
-  };
-}
 
 /** Statuses every route-table operation can answer (auth, validation, rate limit, failure, overload or database away). */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500, 503];

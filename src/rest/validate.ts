@@ -1,5 +1,5 @@
 import { invalidRequest } from "../platform/errors.js";
-import type { JsonSchema } from "../platform/route.js";
+import type { JsonSchema } from "../platform/json.js";
 
 /**
  * The query string as an object. Every parameter is single-valued (a list is one comma-separated value), so

@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { BenchContext, ModuleResult } from "./context.js";
-import { FAN_OUT_TASK } from "../../src/modules/events/outbox.js";
+import { FAN_OUT_TASK } from "../../src/platform/events/outbox.js";
 import { fmt } from "./lib/report.js";
 import type { Receiver } from "./lib/receiver.js";
 import type { Service } from "./lib/processes.js";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { openPrisma } from "../../src/platform/db/prisma.js";
-import { emitEvent, FAN_OUT_TASK } from "../../src/modules/events/outbox.js";
-import type { EventData } from "../../src/modules/events/types.js";
+import { emitEvent, FAN_OUT_TASK } from "../../src/platform/events/outbox.js";
+import type { EventData } from "../../src/platform/events/declaration.js";
 
 /** What emitEvent writes, as one statement: the event row and its fan-out job (same payload and job key). */
 const EMIT_SQL = `with ev as (insert into "Event" (id, "storeId", type, data) values (gen_random_uuid(), $1, $2, $3) returning id)

@@ -22,6 +22,7 @@ import { profileApi } from "./profile.js";
 import { readRoutes, someOrders } from "./lib/read-routes.js";
 import { benchMemory } from "./memory.js";
 import { benchLimiter } from "./limiter.js";
+import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js";
 
 /**
  * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
@@ -30,17 +31,19 @@ import { benchLimiter } from "./limiter.js";
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,memory,limiter,latency,throughput
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,memory,limiter,latency,throughput,fairness
  *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (7000),
  * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
  * BENCH_RATE_LIMIT_BACKEND (memory; postgres or redis, the latter with BENCH_REDIS_URL),
+ * BENCH_ABUSE_RATE (50: the fairness module's abuser, requests per second),
+ * BENCH_ABUSE (tests,documents,streams,recover: what the fairness module's abuser does; fewer to see which one hurts),
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "memory", "limiter", "latency", "throughput"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "memory", "limiter", "latency", "throughput", "fairness"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -67,7 +70,8 @@ const settings: Settings = {
   rounds: envNumber("BENCH_ROUNDS", 2),
   warmup: quick ? 1 : 2,
 };
-// The delivery benchmarks read no orders: alone, they get just the stores their tenants need.
+// The delivery benchmarks read no orders, and the fairness module only the deep store's first page: alone, they get just
+// the stores their tenants need.
 const readModules: ModuleName[] = ["reads", "deep", "profile"];
 const deliveryOnly = !readModules.some(wants);
 const datasetOptions: DatasetOptions = deliveryOnly
@@ -84,6 +88,19 @@ const limiterTakes = quick ? 5_000 : 30_000;
 const sequenceSeconds = quick ? 2 : 5;
 /** Token burst of the memory module: concurrent clients × requests each. */
 const tokenBurst = { clients: 200, perClient: quick ? 2 : 5 };
+/**
+ * The noisy-neighbour module: the victim reads at 50 requests a second; the abuser sends as many as a PRODUCTION
+ * Application may by default (RATE_LIMIT_PRODUCTION_APP, 3,000 a minute), which the run's API does not enforce.
+ */
+const abuse = (process.env.BENCH_ABUSE ?? ABUSE_KINDS.join(",")).split(",").map((k) => k.trim());
+const unknownAbuse = abuse.filter((k) => !(ABUSE_KINDS as readonly string[]).includes(k));
+if (unknownAbuse.length) throw new Error(`unknown BENCH_ABUSE kind(s) ${unknownAbuse.join(", ")}; choose from ${ABUSE_KINDS.join(", ")}`);
+const fairness: FairnessOptions = {
+  seconds: quick ? 5 : 20,
+  victimRate: 50,
+  abuseRate: envNumber("BENCH_ABUSE_RATE", 50),
+  abuse: new Set(ABUSE_KINDS.filter((k) => abuse.includes(k))),
+};
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -227,6 +244,8 @@ async function main(): Promise<void> {
       await receiver.close();
     }
   }
+  // Last: the abuse may leave the API process larger, or gone, for any module after it.
+  if (wants("fairness")) results.push(await timed("fairness", () => benchFairness(ctx, fairness)));
   phase.total = (performance.now() - t0) / 1000;
 
   const report: Report = {
@@ -264,6 +283,7 @@ main()
       for (const name of [
         "api",
         "worker",
+        "fairness-worker",
         "baseline-pg-sql",
         "baseline-pg-js",
         "baseline-fastify-prisma",

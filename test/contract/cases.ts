@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { SCOPES } from "../../src/platform/auth/scopes.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 import { fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import { createPortalLink } from "../../src/modules/admin/portal-links.js";
 import type { TestApp } from "../helpers/app.js";

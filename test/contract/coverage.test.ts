@@ -7,7 +7,7 @@ import { PLATFORM_OPERATIONS } from "../../src/rest/openapi-platform.js";
 import { acceptsIdempotencyKey } from "../../src/platform/route.js";
 import { buildOpenApi, COMMON_ERROR_STATUSES, operationIds } from "../../src/rest/openapi.js";
 import { schema } from "../../src/graphql/schema.js";
-import type { JsonSchema } from "../../src/platform/route.js";
+import type { JsonSchema } from "../../src/platform/json.js";
 import { routes } from "../../src/rest/routes.js";
 
 /** The document covers the route table exactly, and states the product rules partners rely on. */

@@ -53,6 +53,8 @@ describe("GET /docs", () => {
     const js = await res.text();
     expect(js.length).toBeGreaterThan(500_000);
     expect(js).toContain("ReDoc");
+    // Redoc's sidebar logo came from Redocly's CDN.
+    expect(js).not.toContain("cdn.redoc.ly");
   });
 
   it("answers an unknown asset with a 404 problem", async () => {

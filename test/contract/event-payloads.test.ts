@@ -4,7 +4,7 @@ import { DELIVERED_EVENTS } from "../../src/modules/events/types.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
 import { schema } from "../../src/graphql/schema.js";
 import { eventSchemaName } from "../../src/rest/openapi-platform.js";
-import type { JsonSchema } from "../../src/platform/route.js";
+import type { JsonSchema } from "../../src/platform/json.js";
 import { routes } from "../../src/rest/routes.js";
 import { defineBody, type OperationInput } from "../../src/platform/validate.js";
 import { startWorker } from "../../workers/runner.js";

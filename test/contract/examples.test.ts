@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
-import type { JsonSchema } from "../../src/platform/route.js";
+import type { JsonSchema } from "../../src/platform/json.js";
 import { schema } from "../../src/graphql/schema.js";
 import { OPERATION_EXAMPLES } from "../../src/rest/openapi-examples.js";
-import { buildOpenApi, operationIds, type OpenApiDocument } from "../../src/rest/openapi.js";
+import type { OpenApiDocument } from "../../src/rest/openapi-document.js";
+import { buildOpenApi, operationIds } from "../../src/rest/openapi.js";
 import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
-import { buildOpenApi, operationIds, type OpenApiDocument } from "../../src/rest/openapi.js";
+import type { OpenApiDocument } from "../../src/rest/openapi-document.js";
+import { buildOpenApi, operationIds } from "../../src/rest/openapi.js";
 import { schema } from "../../src/graphql/schema.js";
 import { routes } from "../../src/rest/routes.js";
 import { startTestApp, type TestApp } from "../helpers/app.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createStore } from "../../src/modules/admin/operations.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 
 let app: TestApp;
 let storeId: string;

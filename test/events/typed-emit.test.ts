@@ -1,7 +1,8 @@
 import { expectTypeOf, it } from "vitest";
-import { emitEvent } from "../../src/modules/events/outbox.js";
-import type { EventData } from "../../src/modules/events/types.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
+import type { EventData, EventType } from "../../src/platform/events/declaration.js";
 import type { Tx } from "../../src/platform/db/prisma.js";
+import type { EVENTS } from "../../src/modules/events/types.js";
 
 /**
  * emitEvent takes only the payload declared for the event type. Checked by `tsc` (npm run typecheck): each
@@ -19,6 +20,12 @@ const refusedPayloads = (tx: Tx, storeId: string, orderId: string) => {
   // @ts-expect-error not an event type
   void emitEvent(tx, storeId, "order.shipped", { orderId });
 };
+
+it("the outbox takes exactly the events the registry publishes", () => {
+  // The domains declare their events to the outbox by declaration merging (EventCatalog); the registry spreads the
+  // same declarations. A domain that merged its events but was left out of the registry, or the reverse, fails here.
+  expectTypeOf<EventType>().toEqualTypeOf<keyof typeof EVENTS>();
+});
 
 it("each event's data type follows its declared schema", () => {
   expectTypeOf(refusedPayloads).toBeFunction();

@@ -70,6 +70,45 @@ describe.skipIf(skip)("GraphiQL in a real browser", () => {
     await context.close();
   });
 
+  it("opens without an error, and loads the schema as soon as a key is set in the headers editor", async () => {
+    const context = await browser.newContext();
+    const answers: number[] = [];
+    context.on("response", (response) => {
+      if (response.url() === `${app.baseUrl}/graphql` && response.request().method() === "POST") answers.push(response.status());
+    });
+    const page = await context.newPage();
+    await page.goto(`${app.baseUrl}/graphql`);
+    const queryEditor = page.locator(".graphiql-query-editor .monaco-editor").first();
+    await queryEditor.waitFor({ timeout: 60_000 });
+    await page.getByRole("button", { name: /Show Documentation Explorer/i }).click();
+    // Without a credential nothing is asked for the schema, so nothing fails.
+    await page.waitForTimeout(1500);
+    expect(answers).toEqual([]);
+    expect(await page.locator("body").innerText()).not.toMatch(/Error fetching schema|Unauthorized|Authentication required/i);
+
+    await page.getByRole("button", { name: "Headers" }).click();
+    const headersEditor = page.locator(".graphiql-editor-tool .monaco-editor").last();
+    await headersEditor.waitFor();
+    await replaceEditorText(page, headersEditor, JSON.stringify({ Authorization: `Bearer ${ADMIN_KEY}` }));
+    // The schema arrives without a manual refetch: the documentation explorer lists the root types.
+    await expect.poll(() => answers, { timeout: 30_000 }).toContain(200);
+    await page.locator(".graphiql-doc-explorer").getByText("Query", { exact: true }).first().waitFor({ timeout: 30_000 });
+    expect(answers.filter((s) => s !== 200)).toEqual([]);
+    await context.close();
+  });
+
+  it("the API reference at /docs renders and requests nothing outside the service", async () => {
+    const context = await browser.newContext();
+    const requests: string[] = [];
+    context.on("request", (request) => requests.push(request.url()));
+    const page = await context.newPage();
+    await page.goto(`${app.baseUrl}/docs`);
+    await page.getByText("API docs by Redocly").waitFor({ timeout: 60_000 });
+    const origin = new URL(app.baseUrl).origin;
+    expect(requests.filter((url) => !url.startsWith("data:") && !url.startsWith("blob:") && new URL(url).origin !== origin)).toEqual([]);
+    await context.close();
+  });
+
   it("serves the page to a browser without credentials, and only the page", async () => {
     const query = encodeURIComponent("{ stores { data { id } } }");
     const res = await fetch(`${app.baseUrl}/graphql?query=${query}`, { headers: { accept: "text/html" } });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db, OrderStatus, OrderType, Prisma, Tx } from "../../src/platform/db/prisma.js";
 import type { Address } from "../../src/modules/store/address.js";
-import type { EventData } from "../../src/modules/events/types.js";
+import type { EventData } from "../../src/platform/events/declaration.js";
 
 /**
  * Test data written straight with Prisma: a store's catalog, customers and orders with every field filled

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import { envelopeBody } from "../../src/modules/webhooks/message.js";
-import type { JsonSchema } from "../../src/platform/route.js";
+import type { JsonSchema } from "../../src/platform/json.js";
 import { defineBody, type OperationInput } from "../../src/platform/validate.js";
 import { ApiError } from "../../src/platform/errors.js";
 

@@ -5,7 +5,8 @@ import { createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
 import { routes } from "../../src/rest/routes.js";
 import { print } from "graphql";
-import { checkedReaders, type InputReaders, type Route, type JsonSchema } from "../../src/platform/route.js";
+import type { JsonSchema } from "../../src/platform/json.js";
+import { checkedReaders, type InputReaders, type Route } from "../../src/platform/route.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import { defineBody, type OperationInput } from "../../src/platform/validate.js";
 import { tableCounter } from "./support.js";

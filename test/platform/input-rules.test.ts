@@ -4,7 +4,7 @@ import { parseInstant } from "../../src/platform/input.js";
 import { isUuid } from "../../src/platform/uuid.js";
 import { defineQuery } from "../../src/platform/validate.js";
 import { dateTime, uuid } from "../../src/platform/schemas.js";
-import type { JsonSchema } from "../../src/platform/route.js";
+import type { JsonSchema } from "../../src/platform/json.js";
 import { schema } from "../../src/graphql/schema.js";
 
 /** The shared input rules, and both doors (REST's JSON-schema formats, GraphQL's DateTime) applying exactly them. */

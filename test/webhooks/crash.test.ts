@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 import { orderCreatedData } from "../helpers/fixtures.js";
 import { startWorker } from "../../workers/runner.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";

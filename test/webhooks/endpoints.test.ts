@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 import { customerCreatedData, orderCreatedData } from "../helpers/fixtures.js";
 import { planFirstAttempts, fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import { runAttempt } from "../../src/modules/webhooks/attempt.js";

@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { freePort, runCli, type ServiceProcess } from "../helpers/process.js";
 import { ADMIN_KEY, createTenant, type Tenant } from "../helpers/tenants.js";
 import { createAdminKey } from "../../src/modules/admin/operations.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 import { startReceiver, waitFor, type Receiver } from "./receiver.js";
 
 /**

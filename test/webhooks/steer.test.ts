@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
-import type { EventData, EventType } from "../../src/modules/events/types.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
+import type { EventData, EventType } from "../../src/platform/events/declaration.js";
 import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { retryAfterMs } from "../../src/modules/webhooks/policy.js";
@@ -341,6 +341,14 @@ describe("recover", () => {
     const first = await recover();
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ count: 100, hasMore: true, expired: 0 });
+    // Called again while the 100 wait for the endpoint's pace (50 a second): nothing more is queued.
+    const early = await call<{ code: string }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/recover`, {
+      token: tenant.token,
+      body: { since: since.toISOString() },
+    });
+    expect(early.status).toBe(429);
+    expect(early.body.code).toBe("RATE_LIMIT_EXCEEDED");
+    expect(Number(early.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     const firstSent = await sentOnce(100);
     expect(firstSent.size).toBe(100);
     const second = await recover();

@@ -1,6 +1,6 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../../src/platform/services.js";
-import { emitEvent } from "../../src/modules/events/outbox.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
 import { catalogUpdated } from "../../src/modules/catalog/events.js";
 
 interface FlushPayload {

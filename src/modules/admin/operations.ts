@@ -4,7 +4,7 @@ import { invalidRequest, ApiError } from "../../platform/errors.js";
 import { isScope } from "../../platform/auth/scopes.js";
 import { newAdminKey } from "../../platform/auth/admin-keys.js";
 import { Prisma, type AdminRole, type ApplicationStatus, type Environment, type Tx } from "../../platform/db/prisma.js";
-import { emitEvent } from "../events/outbox.js";
+import { emitEvent } from "../../platform/events/outbox.js";
 import { isUuid } from "../../platform/uuid.js";
 
 /** Operator actions, shared by the admin GraphQL mutations and the admin CLI so both behave alike. */

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { type EventDeclaration, StringEnum, Uuid } from "../events/schema.js";
+import { type EventDeclaration, StringEnum, Uuid } from "../../platform/events/declaration.js";
 
 const CATALOG_ACTIONS = ["product.paused", "product.activated"] as const;
 const CATALOG_ITEM_TYPES = ["product"] as const;
@@ -30,4 +30,11 @@ export function catalogUpdated(change: { action: string; itemId: string; itemTyp
   const itemType = CATALOG_ITEM_TYPES.find((t) => t === change.itemType);
   if (!action || !itemType) throw new Error(`catalog change ${change.itemType} ${change.action} has no catalog.updated payload`);
   return { action, itemId: change.itemId, itemType };
+}
+
+type CatalogEventCatalog = typeof CATALOG_EVENTS;
+
+/** Lets the outbox accept these events with their declared `data` (see EventCatalog). */
+declare module "../../platform/events/declaration.js" {
+  interface EventCatalog extends CatalogEventCatalog {}
 }

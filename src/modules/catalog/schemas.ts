@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../../platform/route.js";
+import type { JsonSchema } from "../../platform/json.js";
 import { cursorParam, limitParam } from "../../platform/schemas.js";
 import { defineBody, defineQuery } from "../../platform/validate.js";
 

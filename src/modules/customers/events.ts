@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ChangedFields, type EventDeclaration, Uuid } from "../events/schema.js";
+import { ChangedFields, type EventDeclaration, Uuid } from "../../platform/events/declaration.js";
 
 /** The published payload has a phone string: empty when the customer gave none (never null). */
 const customer = { customerId: Uuid(), name: Type.String(), phone: Type.String({ description: "Empty when the customer gave no phone" }) };
@@ -16,3 +16,10 @@ export const CUSTOMER_EVENTS = {
     data: Type.Object({ ...customer, email: Type.Union([Type.String(), Type.Null()]), changed: ChangedFields }),
   },
 } satisfies Record<`customer.${string}`, EventDeclaration>;
+
+type CustomerEventCatalog = typeof CUSTOMER_EVENTS;
+
+/** Lets the outbox accept these events with their declared `data` (see EventCatalog). */
+declare module "../../platform/events/declaration.js" {
+  interface EventCatalog extends CustomerEventCatalog {}
+}

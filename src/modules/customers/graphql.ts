@@ -11,7 +11,6 @@ import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
 import { createCustomer, updateCustomer } from "./service.js";
 import { SEARCH_DESCRIPTION, searchFilter } from "./search.js";
-import { NewCustomerInput } from "../orders/graphql.js";
 import type { AdminRole, Prisma } from "../../platform/db/prisma.js";
 import type { Scope } from "../../platform/auth/scopes.js";
 import { batchStatements } from "../../platform/db/batch.js";
@@ -203,6 +202,15 @@ const UpdateCustomerInput = builder.inputType("UpdateCustomerInput", {
   description: "Only the fields sent change; null clears phone or email.",
   fields: (t) => ({
     name: t.string(),
+    phone: t.string(),
+    email: t.string(),
+  }),
+});
+
+/** A customer to create: on its own (createCustomer) or with an order (CreateOrderInput.customer). */
+export const NewCustomerInput = builder.inputType("NewCustomerInput", {
+  fields: (t) => ({
+    name: t.string({ required: true }),
     phone: t.string(),
     email: t.string(),
   }),

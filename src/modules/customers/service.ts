@@ -1,6 +1,6 @@
 import type { Tx } from "../../platform/db/prisma.js";
 import { randomUUID } from "node:crypto";
-import { emitEvent, emitEvents } from "../events/outbox.js";
+import { emitEvent, emitEvents } from "../../platform/events/outbox.js";
 import { insertCustomer } from "./sql.js";
 import { notFound } from "../../platform/errors.js";
 

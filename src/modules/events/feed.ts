@@ -1,6 +1,6 @@
 import type { Db, Tx } from "../../platform/db/prisma.js";
 import type { Notifications } from "../../platform/db/notifications.js";
-import type { Envelope } from "../webhooks/message.js";
+import type { Envelope } from "./envelope.js";
 import { invalidRequest } from "../../platform/errors.js";
 
 /** One event as every reader gets it: exactly the webhook body (the feed, storeEvents and deliveries share it). */

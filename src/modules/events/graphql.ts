@@ -3,14 +3,16 @@ import { builder } from "../../platform/schema/builder.js";
 import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { EVENT_SCOPES, EVENT_TYPES } from "./types.js";
-import { WEBHOOK_EVENT_SCHEMA } from "./schema.js";
-import { OPERATIONAL_EVENT_TYPES } from "../webhooks/events.js";
+import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
+import { OPERATIONAL_EVENT_TYPES } from "./operational.js";
 import { checkCursor, type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { eventIdPath, listEventsInput, storeEventsInput } from "./schemas.js";
 import { tenantOf } from "../../platform/schema/context.js";
+import { credentialEnds } from "../../platform/auth/credential.js";
+import { onClose } from "../../platform/streams.js";
 
 export const StoreEvent = builder.objectRef<FeedEnvelope>("StoreEvent").implement({
   description: "One event as webhooks deliver it (same eventId), with its place in the store's sequence.",
@@ -65,6 +67,9 @@ function typesToFollow(ctx: Context, asked: readonly string[] | null | undefined
   );
 }
 
+/** What a live stream yields: an event, or the reason its credential ended (the stream's last item). */
+type StreamItem = { event: FeedEnvelope } | { ended: ApiError };
+
 /** GraphQL's list of types as the comma-separated text REST takes, for the one validator. */
 const typesText = (types: readonly string[] | null | undefined) => (types ? types.join(",") : null);
 
@@ -86,18 +91,30 @@ builder.subscriptionField("storeEvents", (t) =>
       const storeId = await storeToFollow(ctx, args.storeId == null ? null : String(args.storeId));
       const types = typesToFollow(ctx, args.types);
       const after = args.after == null ? null : BigInt(args.after);
-      const { db, storeEvents } = ctx.services;
+      const { services } = ctx;
+      const { db, storeEvents } = services;
       if (after !== null) await checkCursor(db, storeId, after);
+      const release = services.streams.admit(ctx.principal);
       // A Repeater, not the generator itself: its stop fires when the client goes away, even while the
-      // generator waits for the next event, and aborting that wait ends the generator.
-      return new Repeater<FeedEnvelope>(async (push, stop) => {
+      // generator waits for the next event, and aborting that wait ends the generator. The stream also ends when
+      // its credential does, with one last item carrying the reason.
+      const stream = new Repeater<StreamItem>(async (push, stop) => {
         const controller = new AbortController();
         void stop.then(() => controller.abort());
-        for await (const event of followEvents(db, storeEvents, storeId, { after, types, signal: controller.signal })) await push(event);
+        void credentialEnds(services, ctx.principal, services.config.GRAPHQL_STREAM_CHECK_MS, controller.signal).then(async (ended) => {
+          if (!ended) return;
+          await push({ ended });
+          stop();
+        });
+        for await (const event of followEvents(db, storeEvents, storeId, { after, types, signal: controller.signal })) await push({ event });
         stop();
       });
+      return onClose(stream, release);
     },
-    resolve: (event) => event,
+    resolve: (item) => {
+      if ("ended" in item) throw item.ended;
+      return item.event;
+    },
   }),
 );
 

@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../../platform/route.js";
+import type { JsonSchema } from "../../platform/json.js";
 import { limitParam, matching, uuid } from "../../platform/schemas.js";
 import { definePath, defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES } from "./types.js";

@@ -1,23 +1,22 @@
-import type { Static } from "@sinclair/typebox";
 import type { Scope } from "../../platform/auth/scopes.js";
 import { CATALOG_EVENTS } from "../catalog/events.js";
 import { CUSTOMER_EVENTS } from "../customers/events.js";
 import { ORDER_EVENTS } from "../orders/events.js";
 import { STORE_EVENTS } from "../store/events.js";
-import { TEST_EVENT, WEBHOOK_EVENTS } from "../webhooks/events.js";
-import type { EventDeclaration } from "./schema.js";
+import type { EventDeclaration, EventType } from "../../platform/events/declaration.js";
+import { TEST_EVENT, WEBHOOK_EVENTS } from "./operational.js";
 
 /**
  * The registry of subscribable events, assembled from the declarations beside their emitters
- * (src/modules/<domain>/events.ts). The domains import only the generic emitEvent and schema helpers from here,
- * never this file, so the imports stay one-way.
+ * (src/modules/<domain>/events.ts; the webhooks' operational events in ./operational.ts). The domains emit through
+ * src/platform/events/outbox.ts and declare their events' types there by declaration merging (EventCatalog), so
+ * they never import this module and the imports stay one-way. `satisfies` holds the registry to that catalog:
+ * an event declared for the outbox but missing here fails the typecheck.
  */
-export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS, ...WEBHOOK_EVENTS } satisfies Record<string, EventDeclaration>;
-
-export type EventType = keyof typeof EVENTS;
-
-/** The `data` an event of this type carries. */
-export type EventData<T extends EventType> = Static<(typeof EVENTS)[T]["data"]>;
+export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS, ...WEBHOOK_EVENTS } satisfies Record<
+  EventType,
+  EventDeclaration
+>;
 
 export function isEventType(value: string): value is EventType {
   return Object.hasOwn(EVENTS, value);

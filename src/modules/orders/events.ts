@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { OrderStatus } from "../../platform/db/prisma.js";
-import { type EventDeclaration, StringEnum, Uuid } from "../events/schema.js";
+import { type EventDeclaration, StringEnum, Uuid } from "../../platform/events/declaration.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 
 /** The order's version after the change the event reports: a receiver drops an event older than what it holds. */
@@ -69,4 +69,9 @@ export function statusEvents(orderId: string, to: OrderStatus, reason: string, v
     default:
       return [];
   }
+}
+
+/** Lets the outbox accept these events with their declared `data` (see EventCatalog). */
+declare module "../../platform/events/declaration.js" {
+  interface EventCatalog extends OrderEvents {}
 }

@@ -5,6 +5,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { AddressRef } from "../store/graphql.js";
+import { NewCustomerInput } from "../customers/graphql.js";
 import type { Address } from "../store/address.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
@@ -274,14 +275,6 @@ const PaymentInput = builder.inputType("PaymentInput", {
     method: t.string({ required: true, description: PAYMENT_METHODS.join(", ") }),
     value: t.float({ required: true }),
     changeFor: t.float({ description: "CASH only: the amount the customer pays with" }),
-  }),
-});
-
-export const NewCustomerInput = builder.inputType("NewCustomerInput", {
-  fields: (t) => ({
-    name: t.string({ required: true }),
-    phone: t.string(),
-    email: t.string(),
   }),
 });
 

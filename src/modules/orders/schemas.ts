@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../../platform/route.js";
+import type { JsonSchema } from "../../platform/json.js";
 import { amount, cursorParam, dateTime, limitParam, notBlank, nullable, shortText, updatedSinceParam, uuid } from "../../platform/schemas.js";
 import { defineBody, defineQuery } from "../../platform/validate.js";
 import { MAX_YEAR, MIN_YEAR } from "../../platform/input.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { OrderStatus, OrderType, Prisma, Tx } from "../../platform/db/prisma.js";
 import type { Address } from "../store/address.js";
 import { ApiError, invalidRequest, notFound, unprocessable, type Violation } from "../../platform/errors.js";
-import { emitEvents } from "../events/outbox.js";
+import { emitEvents } from "../../platform/events/outbox.js";
 import { createCustomer, type CustomerFields } from "../customers/service.js";
 import { allowedFrom, checkTransition } from "./lifecycle.js";
 import { statusEvents } from "./events.js";

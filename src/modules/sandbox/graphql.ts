@@ -1,7 +1,8 @@
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { LONGEST_COMMAND_MS, runCommand } from "../../platform/schema/commands.js";
-import { findOrder, NewCustomerInput, Order, OrderItemInput } from "../orders/graphql.js";
+import { NewCustomerInput } from "../customers/graphql.js";
+import { findOrder, Order, OrderItemInput } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
 import { generateSandboxOrder, type SandboxOverrides, SCENARIOS } from "./scenarios.js";
 import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";

@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../../platform/route.js";
+import type { JsonSchema } from "../../platform/json.js";
 import { amount } from "../../platform/schemas.js";
 import { defineBody } from "../../platform/validate.js";
 import { CREATE_ORDER_PROPERTIES } from "../orders/schemas.js";

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ChangedFields, type EventDeclaration, Uuid } from "../events/schema.js";
+import { ChangedFields, type EventDeclaration, Uuid } from "../../platform/events/declaration.js";
 
 export const STORE_EVENTS = {
   "store.updated": {
@@ -8,3 +8,10 @@ export const STORE_EVENTS = {
     data: Type.Object({ storeId: Uuid(), changed: ChangedFields }),
   },
 } satisfies Record<`store.${string}`, EventDeclaration>;
+
+type StoreEventCatalog = typeof STORE_EVENTS;
+
+/** Lets the outbox accept these events with their declared `data` (see EventCatalog). */
+declare module "../../platform/events/declaration.js" {
+  interface EventCatalog extends StoreEventCatalog {}
+}

@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../../platform/route.js";
+import type { JsonSchema } from "../../platform/json.js";
 import { nullable, shortText, uuid } from "../../platform/schemas.js";
 import { defineQuery } from "../../platform/validate.js";
 

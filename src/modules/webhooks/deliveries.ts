@@ -1,5 +1,5 @@
 import { TEST_EVENT_TYPE } from "../events/types.js";
-import type { TestEventData } from "./events.js";
+import type { TestEventData } from "../events/operational.js";
 import { ApiError, invalidRequest, notFound } from "../../platform/errors.js";
 import type { Prisma, Tx, WebhookDeliveryStatus } from "../../platform/db/prisma.js";
 import type { Services } from "../../platform/services.js";

@@ -1,11 +1,9 @@
 import type pg from "pg";
 import { EVENT_SCOPES } from "../events/types.js";
-import { OPERATIONAL_EVENT_TYPES } from "./events.js";
-import type { DeliverPayload } from "./jobs.js";
+import { OPERATIONAL_EVENT_TYPES } from "../events/operational.js";
+import type { FirstAttempt } from "./jobs.js";
 import type { Claimed } from "./attempt.js";
 import { FAN_OUT_EVENT, WEBHOOK_FAN_OUT_TARGETS } from "./sql/fan-out.js";
-
-export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
 
 const scopes = JSON.stringify(EVENT_SCOPES);
 

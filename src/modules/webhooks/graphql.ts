@@ -21,7 +21,7 @@ import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
 import { requestRecovery, type RecoverResult } from "./recover.js";
 import { envelopeBody } from "./message.js";
-import { WEBHOOK_EVENT_SCHEMA } from "../events/schema.js";
+import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 

@@ -1,4 +1,4 @@
-import { FAN_OUT_TASK, type FanOutPayload } from "../events/outbox.js";
+import { FAN_OUT_TASK, type FanOutPayload } from "../../platform/events/outbox.js";
 import { parseInstant } from "../../platform/input.js";
 import { isUuid } from "../../platform/uuid.js";
 
@@ -13,6 +13,9 @@ export const DELIVER_TASK = "deliver_webhook";
 export type DeliverPayload =
   | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string }
   | { deliveryId: string; trigger: "REPLAY" | "RECOVER"; slotAt?: string };
+
+/** A delivery's first scheduled attempt, as the fan-out plans it and the attempt sends it. */
+export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
 
 declare global {
   namespace GraphileWorker {

@@ -1,17 +1,7 @@
+import type { Envelope } from "../events/envelope.js";
 import { signatureHeader, standardSignature } from "./signing.js";
 
 export const USER_AGENT = "PartnerWebhooks/1.0";
-
-/** The envelope: the body of every delivery. */
-export interface Envelope {
-  eventId: string;
-  eventType: string;
-  timestamp: string;
-  tenantId: string;
-  /** The event's place in the store's sequence: receivers drop an event older than one they already applied. */
-  sequence: number;
-  data: unknown;
-}
 
 /**
  * The raw body: built from the stored event only, so every attempt and replay of one event sends the

@@ -4,7 +4,7 @@ import type { Config } from "../../platform/config.js";
 import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
 import { DELIVER_TASK, RECOVER_JOB_KEY_PREFIX } from "./jobs.js";
 import { RECOVER_WALK_TTL_MS } from "./policy.js";
-import { dropStaleWalks, queueRecovered, takeWalk, walkStep } from "./sql/recover.js";
+import { dropStaleWalks, queueRecovered, takeWalk, waitingDeliveries, walkStep } from "./sql/recover.js";
 
 /** The walk takes FAILED deliveries, then DEAD_LETTER ones, each in (createdAt, id) order: one index range each. */
 const WALK_STATUSES: readonly WebhookDeliveryStatus[] = ["FAILED", "DEAD_LETTER"];
@@ -31,7 +31,8 @@ interface Walk {
 
 /**
  * Re-sends the endpoint's FAILED and DEAD_LETTER deliveries created in [since, until) (until: now by default), at most
- * WEBHOOK_RECOVER_MAX per call, as RECOVER attempts. Calls with the same window (as given: since, and until or none)
+ * WEBHOOK_RECOVER_MAX per call, as RECOVER attempts, and only while the endpoint has fewer than that many deliveries
+ * waiting to be sent (else 429 with the seconds its pace needs for them). Calls with the same window (as given: since, and until or none)
  * walk it together: each continues after the last delivery the previous one examined, so calling again makes progress
  * even when the re-sent deliveries fail again (they are behind the cursor), and a walk that reached the window's end
  * starts over on the next call. Deliveries whose event is past retention are passed over and counted (`expired`); when
@@ -53,16 +54,28 @@ export async function requestRecovery(
   }
   const endpoint = await tx.webhookEndpoint.findFirst({
     where: { id: endpointId, ...ownerWhere(owner) },
-    select: { id: true, status: true, disabledByAdmin: true },
+    select: { id: true, status: true, disabledByAdmin: true, rateLimit: true },
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
   if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
+  // What an endpoint has waiting to be sent stays within one call's worth: a partner calling recover faster than its
+  // endpoint's pace sends them only queued work (and the database its churn); this call queues what room is left.
+  const [{ waiting }] = await tx.$queryRaw<{ waiting: number }[]>(waitingDeliveries(endpointId, config.WEBHOOK_RECOVER_MAX));
+  const max = config.WEBHOOK_RECOVER_MAX - waiting;
+  if (max <= 0) {
+    const seconds = Math.max(1, Math.ceil(waiting / endpoint.rateLimit));
+    throw new ApiError(
+      "RATE_LIMIT_EXCEEDED",
+      `This endpoint already has ${waiting} deliveries waiting to be sent (at most ${config.WEBHOOK_RECOVER_MAX}); at its rateLimit of ${endpoint.rateLimit} a second they are sent in about ${seconds} s: recover again then.`,
+      undefined,
+      { "retry-after": String(seconds) },
+    );
+  }
 
   const walk = await takeWalkOf(tx, endpointId, given, now);
   const step = (status: WebhookDeliveryStatus, after: Cursor, limit: number) =>
     tx.$queryRaw<{ id: string; createdAt: Date; kept: boolean }[]>(walkStep({ endpointId, status, since: walk.since, until: walk.until, after, limit }));
 
-  const max = config.WEBHOOK_RECOVER_MAX;
   const live: string[] = [];
   let expired = 0;
   let status = walk.status;

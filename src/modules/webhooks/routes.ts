@@ -228,7 +228,9 @@ export const webhookRoutes = [
       "(WEBHOOK_RECOVER_MAX) and answers how many (count) and whether more are left (hasMore, extension to the contract): call again with the " +
       "same body for the next ones (each call continues after the previous one's, so calling again always makes progress; once the window is done " +
       "the next call starts over). Deliveries whose event is past retention are passed over and counted (expired, extension to the contract); " +
-      "when nothing else is left in the window it is 422 EVENT_EXPIRED. They are sent at the endpoint's pace. 422 when the endpoint is INACTIVE.",
+      "when nothing else is left in the window it is 422 EVENT_EXPIRED. They are sent at the endpoint's pace; while the endpoint has 100 " +
+      "(WEBHOOK_RECOVER_MAX) deliveries waiting to be sent, a call queues nothing and is 429 with Retry-After, the seconds its pace needs for " +
+      "them (a call queues only what room is left). 422 when the endpoint is INACTIVE.",
     scope: "webhooks:manage",
     pathParams: idPath,
     body: recoverWebhookDeliveriesInput,

@@ -1,4 +1,4 @@
-import type { JsonSchema } from "../../platform/route.js";
+import type { JsonSchema } from "../../platform/json.js";
 import { dateTime, uuid } from "../../platform/schemas.js";
 import { defineBody, definePath, defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";

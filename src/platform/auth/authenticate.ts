@@ -3,7 +3,8 @@ import { safeEqual } from "../crypto/hash.js";
 import { activeAdminKey, ADMIN_KEY_PREFIX } from "./admin-keys.js";
 import type { Services } from "../services.js";
 import type { PartnerPrincipal, Principal } from "./principal.js";
-import { verifyPartnerToken, type PartnerClaims } from "./tokens.js";
+import type { PartnerClaims } from "./principal.js";
+import { verifyPartnerToken } from "./tokens.js";
 
 /** Extracts the bearer credential; the scheme is matched case-insensitively (RFC 6750). */
 export function bearerToken(header: string | undefined): string | null {
@@ -18,12 +19,14 @@ const CONFIGURED_ADMIN: Principal = { kind: "admin", adminKeyId: null, role: "AD
 
 /**
  * Anonymous when no credential is sent; otherwise a verified admin or partner, or an error. A partner token's
- * verified claims go to `admit`, which checks its grant (and takes its rate-limit slots in the same round trip).
+ * verified claims go to `admit`, which checks its grant (and takes its rate-limit slots in the same round trip);
+ * `verified` are that token's claims when the caller has verified it already.
  */
 export async function resolvePrincipal(
   services: Services,
   authorization: string | undefined,
   admit: (claims: PartnerClaims) => Promise<PartnerPrincipal>,
+  verified: PartnerClaims | null = null,
 ): Promise<Principal> {
   const token = bearerToken(authorization);
   if (token === null) return { kind: "anonymous" };
@@ -36,5 +39,5 @@ export async function resolvePrincipal(
   }
   const configured = services.config.ADMIN_API_KEY;
   if (configured && safeEqual(token, configured)) return CONFIGURED_ADMIN;
-  return admit(await verifyPartnerToken(token, services.keys, services.issuer));
+  return admit(verified ?? (await verifyPartnerToken(token, services.keys, services.issuer)));
 }

@@ -1,8 +1,7 @@
 import type pg from "pg";
 import type { Notifications } from "../db/notifications.js";
 import { admitGrant, type GrantView, readGrant } from "./grant-rule.js";
-import type { PartnerPrincipal } from "./principal.js";
-import type { PartnerClaims } from "./tokens.js";
+import type { PartnerClaims, PartnerPrincipal } from "./principal.js";
 
 /** The channel the grant_changed triggers notify at commit when anything `readGrant` reads changes. */
 export const GRANT_CHANGED_CHANNEL = "grant_changed";

@@ -1,7 +1,6 @@
 import { forbidden } from "../errors.js";
 import type { Environment, Prisma } from "../db/prisma.js";
-import type { PartnerPrincipal } from "./principal.js";
-import type { PartnerClaims } from "./tokens.js";
+import type { PartnerClaims, PartnerPrincipal } from "./principal.js";
 import type pg from "pg";
 
 /**

@@ -12,9 +12,22 @@ export type Principal =
       environment: Environment;
       scopes: ReadonlySet<Scope>;
       tokenId: string;
+      /** The token's expiry, ms since the epoch. */
+      expiresAt: number;
     }
   /** adminKeyId is null for ADMIN_API_KEY, which is not stored. */
   | { kind: "admin"; adminKeyId: string | null; role: AdminRole }
   | { kind: "anonymous" };
 
 export type PartnerPrincipal = Extract<Principal, { kind: "partner" }>;
+
+/** The verified claims of a partner access token: who calls and for which store, before the grant is read. */
+export interface PartnerClaims {
+  clientId: string;
+  storeCode: string;
+  environment: Environment;
+  scopes: ReadonlySet<Scope>;
+  tokenId: string;
+  /** When the token expires, in ms since the epoch (its `exp`): a live stream ends then. */
+  expiresAt: number;
+}

@@ -4,6 +4,7 @@ import { ApiError, forbidden, invalidRequest } from "../errors.js";
 import { verifySecret } from "../crypto/hash.js";
 import type { Db, Environment } from "../db/prisma.js";
 import { SIGNING_ALG, type KeyRing } from "./keys.js";
+import type { PartnerClaims } from "./principal.js";
 import { isScope, type Scope } from "./scopes.js";
 import { issuableGrants } from "./grant-rule.js";
 
@@ -165,15 +166,6 @@ async function verifyAccessToken(token: string, keys: KeyRing, issuer: string): 
   return payload;
 }
 
-/** The verified claims of a partner access token: who calls and for which store, before the grant is read. */
-export interface PartnerClaims {
-  clientId: string;
-  storeCode: string;
-  environment: Environment;
-  scopes: ReadonlySet<Scope>;
-  tokenId: string;
-}
-
 /** Verifies a bearer JWT (signature, issuer, audience, expiry, claims). The grant is checked by `admitGrant` (grant-rule.ts). */
 export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: string): Promise<PartnerClaims> {
   let payload: JWTPayload;
@@ -186,8 +178,14 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
         : "The access token is malformed, wrongly signed or not issued by this service. Request a new one at POST /partner/auth/token.";
     throw new ApiError("INVALID_TOKEN", detail);
   }
-  const { sub, tenant_id, environment, scope, jti } = payload as Record<string, unknown>;
-  if (typeof tenant_id !== "string" || typeof scope !== "string" || typeof sub !== "string" || (environment !== "SANDBOX" && environment !== "PRODUCTION")) {
+  const { sub, tenant_id, environment, scope, jti, exp } = payload as Record<string, unknown>;
+  if (
+    typeof tenant_id !== "string" ||
+    typeof scope !== "string" ||
+    typeof sub !== "string" ||
+    typeof exp !== "number" ||
+    (environment !== "SANDBOX" && environment !== "PRODUCTION")
+  ) {
     throw new ApiError("INVALID_TOKEN", "The access token's claims are malformed. Request a new token.");
   }
   return {
@@ -196,5 +194,6 @@ export async function verifyPartnerToken(token: string, keys: KeyRing, issuer: s
     environment,
     scopes: new Set(scope.split(" ").filter(isScope)) as ReadonlySet<Scope>,
     tokenId: String(jti),
+    expiresAt: exp * 1000,
   };
 }

@@ -18,7 +18,8 @@ import * as enums from "../../generated/prisma/enums.js";
  * `take`, `skip`, `orderBy`, booleans, enum values (an unknown one must still fail in the compiler with Prisma's
  * own error) and the operands of JSON, scalar-list and full-text filters stay part of the shape. And the cache
  * checks rather than trusts: the first time a shape is seen, the filled plan must equal, deeply, the compiler's
- * own plan for that call, or the shape is never cached and is compiled on every call as before.
+ * own plan for that call, or the shape is never cached and is compiled on every call as before. Because it patches an
+ * internal, test/platform/plan-cache-pin.test.ts pins the Prisma version it was written against.
  */
 
 /** Distinct shapes kept, least recently used first out: the REST routes use a few dozen. */

@@ -1,9 +1,8 @@
 import type { ServerResponse } from "node:http";
 import type { Config } from "../config.js";
 import { ApiError } from "../errors.js";
-import type { PartnerPrincipal } from "../auth/principal.js";
+import type { PartnerClaims, PartnerPrincipal } from "../auth/principal.js";
 import type { GrantCache } from "../auth/grant-cache.js";
-import type { PartnerClaims } from "../auth/tokens.js";
 import type { Environment } from "../db/prisma.js";
 import { type ApiLimits, apiSubjects, type Decision, type RateLimiter, type Subject, type SubjectKind } from "./limiter.js";
 

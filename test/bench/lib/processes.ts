@@ -23,6 +23,8 @@ export interface Service {
   exited: Promise<number | null>;
   /** The highest resident set size the process has had in its lifetime (VmHWM), in MiB, from /proc. */
   peakRssMiB(): number;
+  /** The resident set size now (VmRSS), in MiB, from /proc; 0 once the process is gone. */
+  rssMiB(): number;
   /** CPU time (user + system) the process has used so far, in seconds, from /proc. */
   cpuSeconds(): number;
   stop(): Promise<number | null>;
@@ -59,7 +61,8 @@ export async function startService(opts: StartOptions): Promise<Service> {
     logFile,
     spawnedAt,
     exited,
-    peakRssMiB: () => peakRssMiB(child.pid ?? 0),
+    peakRssMiB: () => statusMiB(child.pid ?? 0, "VmHWM"),
+    rssMiB: () => statusMiB(child.pid ?? 0, "VmRSS"),
     cpuSeconds: () => cpuSeconds(child.pid ?? 0),
     async stop() {
       running.delete(service);
@@ -90,10 +93,11 @@ export async function startService(opts: StartOptions): Promise<Service> {
   }
 }
 
-function peakRssMiB(pid: number): number {
+/** A memory field of /proc/<pid>/status (VmHWM: the lifetime peak; VmRSS: now), in MiB; 0 when the process is gone. */
+function statusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = /^VmHWM:\s+(\d+) kB/m.exec(status);
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
     return kb ? Number(kb[1]) / 1024 : 0;
   } catch {
     return 0;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { JsonSchema } from "../../../src/platform/route.js";
+import type { JsonSchema } from "../../../src/platform/json.js";
 
 /** A value the schema accepts, for inputs a test does not care about (path ids, required query values). */
 export function validValue(schema: JsonSchema): unknown {

@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import * as addFormatsModule from "ajv-formats";
-import type { JsonSchema } from "../../../src/platform/route.js";
-import type { OpenApiDocument, OpenApiOperation } from "../../../src/rest/openapi.js";
+import type { JsonSchema } from "../../../src/platform/json.js";
+import type { OpenApiDocument, OpenApiOperation } from "../../../src/rest/openapi-document.js";
 
 // ajv-formats is CommonJS: under ESM its function arrives as the module's `default`.
 const addFormats = addFormatsModule.default as unknown as (ajv: Ajv2020) => Ajv2020;

@@ -56,3 +56,8 @@ export const queueRecovered = (task: string, jobKeyPrefix: string, deliveryIds: 
   )
   select count(*)::int as queued
   from (select graphile_worker.add_job(${task}, json_build_object('deliveryId', id, 'trigger', 'RECOVER'), job_key := ${jobKeyPrefix} || id) from marked) jobs`;
+
+/** How many of the endpoint's deliveries wait to be sent (PENDING), counted up to `atMost` (one index range). */
+export const waitingDeliveries = (endpointId: string, atMost: number) => Prisma.sql`
+  select count(*)::int as waiting
+  from (select 1 from "WebhookDelivery" where "endpointId" = ${endpointId}::uuid and status = 'PENDING' limit ${atMost}) p`;

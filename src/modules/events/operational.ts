@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { type EventDeclaration, Uuid } from "../events/schema.js";
+import { type EventDeclaration, Uuid } from "../../platform/events/declaration.js";
 
 /** The synthetic event of a webhook test; delivered like the others but not subscribable (no fan-out). */
 export const TEST_EVENT = {
@@ -22,7 +22,10 @@ const DELIVERED_ELSEWHERE =
 
 /**
  * Operational events about an Application's own endpoints, emitted in the transaction that records the change they
- * report (./attempt.ts). Only the Application that owns the endpoint receives them (the fan-out, ./sql/fan-out.ts).
+ * report (src/modules/webhooks/attempt.ts). Only the Application that owns the endpoint receives them (the fan-out,
+ * src/modules/webhooks/sql/fan-out.ts). Declared here rather than beside their emitter because the webhooks domain
+ * reads the registry of events (./types.ts), which must hold them: declared in webhooks, the two domains would import
+ * each other.
  */
 export const WEBHOOK_EVENTS = {
   "webhook.endpoint.failed": {
@@ -51,3 +54,10 @@ export const WEBHOOK_EVENTS = {
 
 /** The operational event types: they are about an endpoint (`data.endpointId`) and go only to its Application. */
 export const OPERATIONAL_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS);
+
+type WebhookEventCatalog = typeof WEBHOOK_EVENTS;
+
+/** Lets the outbox accept these events with their declared `data` (see EventCatalog). */
+declare module "../../platform/events/declaration.js" {
+  interface EventCatalog extends WebhookEventCatalog {}
+}

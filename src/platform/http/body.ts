@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import { ApiError, invalidRequest } from "../platform/errors.js";
-import { nestsDeeperThan } from "../platform/input.js";
+import { ApiError, invalidRequest } from "../errors.js";
+import { nestsDeeperThan } from "../input.js";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** A refused body is still read and dropped up to this size in all, and for this long, before the 413 goes out. */

@@ -1,5 +1,5 @@
-import { type SchemaOptions, type TObject, Type } from "@sinclair/typebox";
-import type { Scope } from "../../platform/auth/scopes.js";
+import { type SchemaOptions, type Static, type TObject, Type } from "@sinclair/typebox";
+import type { Scope } from "../auth/scopes.js";
 
 /**
  * How a domain declares an event beside the code that emits it: the read scope needed to subscribe to and
@@ -12,6 +12,20 @@ export interface EventDeclaration {
   emitted: string;
   data: TObject;
 }
+
+/**
+ * Every event a domain may emit, by type, filled by declaration merging: each domain's events.ts adds its own
+ * declarations (`declare module ".../platform/events/declaration.js" { interface EventCatalog extends ... {} }`).
+ * The outbox (./outbox.ts) types `emitEvent` by it without importing any domain, so a domain emits through the
+ * platform and the registry of events (src/modules/events/types.ts) imports the domains, never the other way round.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: declared empty here, filled by each domain's declaration merging.
+export interface EventCatalog {}
+
+export type EventType = keyof EventCatalog & string;
+
+/** The `data` an event of this type carries. */
+export type EventData<T extends EventType> = EventCatalog[T] extends { data: infer D extends TObject } ? Static<D> : never;
 
 /** A string from a fixed list, published as `enum` (a union of TypeBox literals would publish `anyOf` of `const`s). */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: SchemaOptions = {}) =>

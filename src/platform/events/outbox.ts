@@ -1,5 +1,5 @@
-import type { Prisma, Tx } from "../../platform/db/prisma.js";
-import type { EventData, EventType } from "./types.js";
+import type { Prisma, Tx } from "../db/prisma.js";
+import type { EventData, EventType } from "./declaration.js";
 import { insertEvents } from "./sql.js";
 
 export const FAN_OUT_TASK = "fan_out_event";
@@ -8,7 +8,7 @@ export interface FanOutPayload {
   eventId: string;
 }
 
-/** One event to emit: the union ties each type to the `data` declared for it (see ./types.ts). */
+/** One event to emit: the union ties each type to the `data` declared for it (see ./declaration.ts). */
 export type NewEvent = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
 
 /**
