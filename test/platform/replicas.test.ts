@@ -208,6 +208,21 @@ describe.skipIf(unavailable !== null)(`read replicas and PgBouncer${unavailable 
     expect(await customerReads(pair.replica.url("partner"))).toBeGreaterThanOrEqual(before + 6);
   }, 60_000);
 
+  it("write positions unreadable: reads go to the primary and still answer, and writes still succeed", async () => {
+    const primary = pair.primary.url("partner");
+    const before = await metric(b, "db_read_fallbacks_total", `reason="marks_unavailable"`);
+    await sql(primary, `alter table "WriteMark" rename to "WriteMarkAway"`);
+    try {
+      expect((await renameCustomer(a, "Marks away")).status).toBe(200);
+      const read = await getCustomer(b);
+      expect(read.status).toBe(200);
+      expect(read.body.name).toBe("Marks away");
+      expect(await metric(b, "db_read_fallbacks_total", `reason="marks_unavailable"`)).toBeGreaterThan(before);
+    } finally {
+      await sql(primary, `alter table "WriteMarkAway" rename to "WriteMark"`);
+    }
+  });
+
   it("delivers webhooks through PgBouncer (the worker's statements there, graphile-worker on the direct connection)", async () => {
     const receiver: Receiver = await startReceiver();
     try {

@@ -154,6 +154,7 @@ export class ReadRouter {
   private timer: NodeJS.Timeout | null = null;
   private sampling = false;
   private next = 0;
+  private marksFailing = false;
   readonly stats = {
     primaryReads: 0,
     fallbacks: Object.fromEntries(FALLBACK_REASONS.map((r) => [r, 0])) as Record<FallbackReason, number>,
@@ -311,8 +312,11 @@ export class ReadRouter {
     if (writer && this.marks) {
       try {
         mark = await this.marks.lastWrite(writer);
+        this.marksFailing = false;
       } catch (err) {
-        this.log.warn({ err }, "could not read the caller's last write position: the read goes to the primary");
+        // Once per outage: every read would say it again.
+        if (!this.marksFailing) this.log.warn({ err }, "cannot read the callers' last write positions: reads go to the primary until they can");
+        this.marksFailing = true;
         return this.toPrimary("marks_unavailable");
       }
     }
