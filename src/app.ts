@@ -18,6 +18,7 @@ import { Pacer } from "./platform/pace/pacer.js";
 import { createPaceStore } from "./platform/pace/stores.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
 import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
+import { postgresWriteMarks, ReadRouter, redisWriteMarks } from "./platform/db/replicas.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -25,9 +26,41 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
   return startEmbeddedPostgres(config.DATA_DIR, log);
 }
 
+/**
+ * The read replicas (DATABASE_REPLICA_URLS) and where writes are marked for read-your-writes: Redis when REDIS_URL
+ * is set, else the primary. A mark outlives any lag a replica may still be used with, plus a minute.
+ */
+async function openReadRouter(config: Config, primary: Services["pool"], log: Logger): Promise<ReadRouter> {
+  const replicas = config.DATABASE_REPLICA_URLS;
+  const marks =
+    replicas.length === 0
+      ? null
+      : config.REDIS_URL
+        ? await redisWriteMarks(config.REDIS_URL, primary, config.REPLICA_MAX_LAG_MS + 60_000, log)
+        : postgresWriteMarks(primary);
+  const reads = new ReadRouter(
+    primary,
+    replicas,
+    marks,
+    {
+      maxLagMs: config.REPLICA_MAX_LAG_MS,
+      pollMs: config.REPLICA_POLL_MS,
+      poolSize: config.DB_POOL_SIZE,
+      connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
+      queryTimeoutMs: config.REPLICA_QUERY_TIMEOUT_MS,
+      preparedStatements: config.REPLICA_PREPARED_STATEMENTS,
+    },
+    log,
+  );
+  reads.start();
+  return reads;
+}
+
 export interface Started {
   services: Services;
   databaseUrl: string;
+  /** Where session work goes (LISTEN, graphile-worker, migrations): DATABASE_DIRECT_URL, else databaseUrl. */
+  directUrl: string;
   close(): Promise<void>;
 }
 
@@ -44,20 +77,28 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
   try {
     const database = await openDatabase(config, log);
     closers.push(() => database.stop());
+    // Migrations take a session advisory lock, which a pooler in transaction mode cannot hold.
+    const directUrl = config.DATABASE_DIRECT_URL ?? database.url;
     try {
-      if (opts.migrate !== false) await migrate(database.url, log);
+      if (opts.migrate !== false) await migrate(directUrl, log);
     } catch (e) {
-      throw (config.DATABASE_URL && unreachableDatabase(e, config.DATABASE_URL)) || e;
+      const setting = config.DATABASE_DIRECT_URL ? "DATABASE_DIRECT_URL" : "DATABASE_URL";
+      throw (config.DATABASE_URL && unreachableDatabase(e, directUrl, setting)) || e;
     }
-    const pool = createPool(database.url, { max: config.DB_POOL_SIZE, connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS, log });
+    const pool = createPool(database.url, {
+      max: config.DB_POOL_SIZE,
+      connectionTimeoutMs: config.DB_CONNECTION_TIMEOUT_MS,
+      log,
+      preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+    });
     const db = createPrisma(pool, { maxWaitMs: config.DB_CONNECTION_TIMEOUT_MS });
     closers.push(() => db.$disconnect());
     const box = await openSecretBox(config.MASTER_KEY, db);
     const keys = new KeyRing(db, box);
     await keys.init(config.JWT_PRIVATE_JWKS);
-    const storeEvents = new Notifications(database.url, STORE_EVENTS_CHANNEL, log);
+    const storeEvents = new Notifications(directUrl, STORE_EVENTS_CHANNEL, log);
     closers.push(() => storeEvents.close());
-    const grants = new GrantCache(pool, config.GRANT_CACHE_TTL_MS, new Notifications(database.url, GRANT_CHANGED_CHANNEL, log));
+    const grants = new GrantCache(pool, config.GRANT_CACHE_TTL_MS, new Notifications(directUrl, GRANT_CHANGED_CHANNEL, log));
     closers.push(() => grants.close());
     const rateLimiter = await createRateLimiter(config, pool, log);
     closers.push(() => rateLimiter.close());
@@ -65,9 +106,11 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     const pacer = new Pacer(await createPaceStore(config, pool, log));
     closers.push(() => pacer.close());
     const issuer = await resolveIssuer(config, db);
+    const reads = await openReadRouter(config, pool, log);
+    closers.push(() => reads.close());
     const streams = new LiveStreams(config.GRAPHQL_MAX_STREAMS, config.GRAPHQL_MAX_STREAMS_PER_APPLICATION);
-    const services: Services = { config, log, db, pool, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer, streams };
-    return { services, databaseUrl: database.url, close };
+    const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer, streams };
+    return { services, databaseUrl: database.url, directUrl, close };
   } catch (e) {
     await close().catch(() => undefined);
     throw e;

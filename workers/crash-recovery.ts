@@ -3,7 +3,7 @@ import pg from "pg";
 import type { WorkerEvents } from "graphile-worker";
 import type { Services } from "../src/platform/services.js";
 import type { Logger } from "../src/platform/log.js";
-import { FORCE_UNLOCK_WORKERS, HOLD_LIVENESS_LOCK, POOLS_HOLDING_JOBS, RELEASE_LIVENESS_LOCK, TRY_LIVENESS_LOCK } from "./sql.js";
+import { FORCE_UNLOCK_WORKERS, HOLD_LIVENESS_LOCK, POOLS_HOLDING_JOBS, TRY_LIVENESS_LOCK } from "./sql.js";
 
 /**
  * graphile-worker leaves the jobs of a worker that died without shutting down (SIGKILL, OOM, power loss)
@@ -37,7 +37,6 @@ async function recoverAbandonedJobs(pool: pg.Pool, ownPools: ReadonlySet<string>
       if (ownPools.has(lockedBy)) continue;
       const { rows: probe } = await client.query<{ free: boolean }>(TRY_LIVENESS_LOCK, [LOCK_CLASS, lockedBy]);
       if (!probe[0].free) continue;
-      await client.query(RELEASE_LIVENESS_LOCK, [LOCK_CLASS, lockedBy]);
       dead.push(lockedBy);
     }
     if (dead.length > 0) await client.query(FORCE_UNLOCK_WORKERS, [dead]);

@@ -10,11 +10,13 @@ const GRACE = "2 seconds";
 /** The worker pools that hold jobs locked for longer than the grace period (lockedBy). No parameters. */
 export const POOLS_HOLDING_JOBS = `select distinct locked_by as "lockedBy" from graphile_worker.jobs where locked_by is not null and locked_at < now() - interval '${GRACE}'`;
 
-/** Takes a pool's liveness lock if it is free (free: whether it was): free means the pool is dead. $1 the lock class, $2 the pool id. */
-export const TRY_LIVENESS_LOCK = "select pg_try_advisory_lock($1, hashtext($2)) as free";
-
-/** Releases a liveness lock taken by TRY_LIVENESS_LOCK. $1 the lock class, $2 the pool id. */
-export const RELEASE_LIVENESS_LOCK = "select pg_advisory_unlock($1, hashtext($2))";
+/**
+ * Whether a pool's liveness lock is free: free means the pool is dead. $1 the lock class, $2 the pool id. The probe
+ * takes the lock for its own transaction only, so it is gone when the statement ends: a session lock taken and
+ * released by two statements could, behind PgBouncer in transaction mode, be taken on one server connection and
+ * "released" on another, and stay held forever.
+ */
+export const TRY_LIVENESS_LOCK = "select pg_try_advisory_xact_lock($1, hashtext($2)) as free";
 
 /** Hands the jobs of dead pools to whoever is alive (graphile-worker's own function). $1 the pool ids. */
 export const FORCE_UNLOCK_WORKERS = "select graphile_worker.force_unlock_workers($1::text[])";

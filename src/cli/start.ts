@@ -64,7 +64,7 @@ async function serve(config: Config, log: Logger, started: Started): Promise<(si
     const app = role === "worker" ? null : createHttpApp(services, schema);
     const metrics = app?.metrics ?? new Metrics(services.pool, log);
     if (role !== "api") {
-      worker = await startWorker(services, started.databaseUrl, metrics);
+      worker = await startWorker(services, started.directUrl, metrics);
       workerRunning = true;
       void worker.promise.finally(() => (workerRunning = false)).catch(() => undefined);
     }

@@ -12,6 +12,7 @@ import { type KeptDocuments, useDocumentLimits } from "../graphql/documents.js";
 import { pacedRootFields } from "../graphql/paced.js";
 import { operationInputViolations } from "../graphql/input.js";
 import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
+import { useReadReplicas } from "../graphql/read-replicas.js";
 import type { Services } from "../platform/services.js";
 import type { WaitOutside } from "../platform/outside.js";
 
@@ -152,6 +153,7 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema, d
         },
         documents,
       ),
+      useReadReplicas(services.reads),
     ],
   });
 }

@@ -19,6 +19,7 @@ import type { LiveStreams } from "../platform/streams.js";
 import type { KeptDocuments } from "../graphql/documents.js";
 import type { OutsideCalls } from "../platform/outside.js";
 import type { Pacer } from "../platform/pace/pacer.js";
+import { FALLBACK_REASONS, type ReadRouter } from "../platform/db/replicas.js";
 import type { Services } from "../platform/services.js";
 import type { WorkerMetrics } from "../platform/worker-metrics.js";
 import { assertReady } from "./readiness.js";
@@ -354,6 +355,54 @@ export class Metrics implements WorkerMetrics {
       collect() {
         this.reset();
         this.inc(grants.stats.clears);
+      },
+    });
+  }
+
+  /** Reports the read replicas (DATABASE_REPLICA_URLS): each one's lag and state, reads per target, and fallbacks. */
+  watchReads(reads: ReadRouter): void {
+    if (!reads.enabled) return;
+    const registers = [this.registry];
+    new Gauge({
+      name: "db_replica_lag_seconds",
+      help: "How far each read replica's replay is behind the primary: the age of the oldest primary WAL position it has not replayed (0 while it keeps up).",
+      labelNames: ["replica"],
+      registers,
+      collect() {
+        for (const r of reads.replicaStates) this.set({ replica: r.name }, r.lagMs / 1000);
+      },
+    });
+    new Gauge({
+      name: "db_replica_up",
+      help: "Whether a read replica takes reads (1): it answered lately and lags at most REPLICA_MAX_LAG_MS.",
+      labelNames: ["replica"],
+      registers,
+      collect() {
+        for (const r of reads.replicaStates) this.set({ replica: r.name }, r.up ? 1 : 0);
+      },
+    });
+    // Counters kept by the router itself (plain increments on the hot path), copied out at scrape time.
+    new Counter({
+      name: "db_reads_total",
+      help: "Partner and GraphQL reads by where they ran: a replica (host:port/database) or the primary.",
+      labelNames: ["target"],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ target: "primary" }, reads.stats.primaryReads);
+        for (const r of reads.replicaStates) this.inc({ target: r.name }, r.reads);
+      },
+    });
+    new Counter({
+      name: "db_read_fallbacks_total",
+      help:
+        "Reads sent to the primary although replicas are configured, by reason: unavailable (none answers), lagging (all past REPLICA_MAX_LAG_MS), " +
+        "behind_write (none has replayed the caller's last write yet), marks_unavailable (the write positions could not be read), failed (a replica failed mid-read; the read ran again on the primary).",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        this.reset();
+        for (const reason of FALLBACK_REASONS) this.inc({ reason }, reads.stats.fallbacks[reason]);
       },
     });
   }

@@ -93,6 +93,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   metrics.watchStreams(services.streams);
   metrics.watchDocuments(documents);
   metrics.watchPace(services.pacer);
+  metrics.watchReads(services.reads);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(

@@ -91,6 +91,43 @@ const envSchema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
       .optional(),
+    /**
+     * A direct (session) connection to the primary for what needs a session: LISTEN, graphile-worker, the worker's
+     * liveness locks and migrations. Set it when DATABASE_URL goes through PgBouncer in transaction mode; default
+     * DATABASE_URL.
+     */
+    DATABASE_DIRECT_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL")
+      .optional(),
+    /** Comma-separated postgresql:// URLs of streaming replicas that serve reads; unset by default (every read on the primary). */
+    DATABASE_REPLICA_URLS: z
+      .string()
+      .transform((v) =>
+        v
+          .split(",")
+          .map((u) => u.trim())
+          .filter((u) => u !== ""),
+      )
+      .refine((urls) => urls.every((u) => /^postgres(ql)?:\/\//.test(u)), "must be comma-separated postgresql:// URLs")
+      .default([]),
+    /** A replica whose replay is further behind the primary than this is skipped until it catches up; default 5000. */
+    REPLICA_MAX_LAG_MS: positiveInt.default(5000),
+    /**
+     * A statement on a replica that has not answered after this long is abandoned (its connection closed) and runs
+     * again on the primary: a replica that hangs rather than refuses must not hold reads; default 3000.
+     */
+    REPLICA_QUERY_TIMEOUT_MS: positiveInt.default(3000),
+    /** How often each process asks every replica how far it has replayed (and the primary how far it has written); default 100. */
+    REPLICA_POLL_MS: positiveInt.max(10_000, "must be at most 10000").default(100),
+    /**
+     * Whether DATABASE_URL's pool names its statements (prepared once per connection, planned once). PgBouncer before
+     * 1.21 in transaction mode cannot keep a named statement: false there. Default: false when DATABASE_DIRECT_URL is
+     * set (DATABASE_URL is then taken to be such a pooler), else true.
+     */
+    DATABASE_PREPARED_STATEMENTS: boolean.optional(),
+    /** The same for the replicas' pools (false when they are reached through PgBouncer in transaction mode); default true. */
+    REPLICA_PREPARED_STATEMENTS: boolean.default(true),
     DATA_DIR: z.string().min(1).default(".data"),
     PUBLIC_BASE_URL: z.url({ message: "must be an absolute URL" }).optional(),
     ADMIN_API_KEY: z.string().min(16, "must be at least 16 characters").optional(),
@@ -259,6 +296,12 @@ const envSchema = z
     if (c.WEBHOOK_PACE_BACKEND === "redis" && !c.REDIS_URL) {
       ctx.addIssue({ code: "custom", path: ["WEBHOOK_PACE_BACKEND"], message: "redis needs REDIS_URL" });
     }
+    // Embedded PostgreSQL is one server of our own: it has no replicas and no pooler in front.
+    for (const setting of ["DATABASE_DIRECT_URL", "DATABASE_REPLICA_URLS"] as const) {
+      if (!c.DATABASE_URL && (setting === "DATABASE_DIRECT_URL" ? c[setting] : c[setting].length > 0)) {
+        ctx.addIssue({ code: "custom", path: [setting], message: "needs DATABASE_URL (the embedded database has no replicas and no pooler)" });
+      }
+    }
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
     }
@@ -268,8 +311,16 @@ type Parsed = z.infer<typeof envSchema>;
 export type RateLimitBackend = NonNullable<Parsed["RATE_LIMIT_BACKEND"]>;
 export type Config = Omit<
   Parsed,
-  "HTTP_MAX_IN_FLIGHT" | "HTTP_MAX_QUEUED" | "HTTP_MAX_PER_APPLICATION" | "RATE_LIMIT_BACKEND" | "METRICS_PORT" | "DEMO" | "WEBHOOK_PACE_BACKEND"
+  | "HTTP_MAX_IN_FLIGHT"
+  | "HTTP_MAX_QUEUED"
+  | "HTTP_MAX_PER_APPLICATION"
+  | "RATE_LIMIT_BACKEND"
+  | "METRICS_PORT"
+  | "DEMO"
+  | "WEBHOOK_PACE_BACKEND"
+  | "DATABASE_PREPARED_STATEMENTS"
 > & {
+  DATABASE_PREPARED_STATEMENTS: boolean;
   HTTP_MAX_IN_FLIGHT: number;
   HTTP_MAX_QUEUED: number;
   HTTP_MAX_PER_APPLICATION: number;
@@ -284,7 +335,16 @@ export type Config = Omit<
 export class ConfigError extends Error {}
 
 /** Settings whose values are secrets (or may carry a password): a message about them never repeats the value. */
-const SECRET_SETTINGS = new Set(["MASTER_KEY", "JWT_PRIVATE_JWKS", "ADMIN_API_KEY", "METRICS_TOKEN", "DATABASE_URL", "REDIS_URL"]);
+const SECRET_SETTINGS = new Set([
+  "MASTER_KEY",
+  "JWT_PRIVATE_JWKS",
+  "ADMIN_API_KEY",
+  "METRICS_TOKEN",
+  "DATABASE_URL",
+  "DATABASE_DIRECT_URL",
+  "DATABASE_REPLICA_URLS",
+  "REDIS_URL",
+]);
 
 /** Validates the environment; throws one line per bad variable so an operator can fix them all at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -311,5 +371,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const METRICS_PORT = c.METRICS_PORT ?? c.PORT;
   // A demo Application holding every scope belongs on a developer's embedded database, not on a shared server.
   const DEMO = c.DEMO ?? c.DATABASE_URL === undefined;
-  return { ...c, HTTP_MAX_IN_FLIGHT, HTTP_MAX_QUEUED, HTTP_MAX_PER_APPLICATION, RATE_LIMIT_BACKEND, WEBHOOK_PACE_BACKEND, METRICS_PORT, DEMO, publicBaseUrl };
+  const DATABASE_PREPARED_STATEMENTS = c.DATABASE_PREPARED_STATEMENTS ?? c.DATABASE_DIRECT_URL === undefined;
+  return {
+    ...c,
+    DATABASE_PREPARED_STATEMENTS,
+    HTTP_MAX_IN_FLIGHT,
+    HTTP_MAX_QUEUED,
+    HTTP_MAX_PER_APPLICATION,
+    RATE_LIMIT_BACKEND,
+    WEBHOOK_PACE_BACKEND,
+    METRICS_PORT,
+    DEMO,
+    publicBaseUrl,
+  };
 }

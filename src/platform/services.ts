@@ -9,6 +9,7 @@ import type { RateLimiter } from "./ratelimit/limiter.js";
 import type { GrantCache } from "./auth/grant-cache.js";
 import type { OutsideCalls } from "./outside.js";
 import type { Pacer } from "./pace/pacer.js";
+import type { ReadRouter } from "./db/replicas.js";
 import type { LiveStreams } from "./streams.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
@@ -18,6 +19,8 @@ export interface Services {
   db: Db;
   /** The pool under `db`, for the statements Prisma cannot express (advisory locks, graphile-worker add_job, rate limits). */
   pool: pg.Pool;
+  /** Where reads run: read replicas (DATABASE_REPLICA_URLS) that have the caller's writes, else `db`. */
+  reads: ReadRouter;
   box: SecretBox;
   keys: KeyRing;
   /** The `iss` of access tokens, the same for every process of the deployment. */

@@ -158,8 +158,11 @@ export class RestRouter {
     route.body?.check(body ?? {});
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
+    const reads = this.services.reads;
     const run: RouteNext = async (transaction) => {
-      const ctx = createContext(this.services, principal, r.requestId, transaction ?? null, r.waitOutside);
+      // A GET reads only: it runs where the caller's reads go (a replica that has its writes, else the primary).
+      const readDb = (route.method === "GET" && !transaction && (await reads.readDb(principal))) || this.services.db;
+      const ctx = createContext(this.services, principal, r.requestId, transaction ?? null, r.waitOutside, readDb);
       const runOperation: RunOperation = async <Result>(document: Route["document"], variables: Record<string, unknown>) => {
         const data = await this.runOperation({ operationId: route.operationId, document, variables }, ctx);
         // The document was validated against the schema at start, and its result type was computed from that schema.
@@ -171,7 +174,13 @@ export class RestRouter {
       (next, mw) => (transaction) => mw({ route, input, rawBody, req: r.req, callsOut: compiled.callsOut }, (inner) => next(inner ?? transaction)),
       run,
     );
-    const result = await chain();
+    let result: RouteResult;
+    try {
+      result = await chain();
+    } finally {
+      // Committed (or failed) by now: the caller's next reads, on any process, must see what it wrote.
+      if (route.method !== "GET") await reads.wrote(principal);
+    }
     send(r.res, result.status ?? route.status, result.body, result.headers);
   }
 

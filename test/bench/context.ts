@@ -3,6 +3,7 @@ import type { Service } from "./lib/processes.js";
 import type { BenchTenant } from "./lib/tenants.js";
 import { runLoad, summarize, type LoadResult, type Run, type Target } from "./lib/load.js";
 import type { Measurement, Verdict } from "./lib/report.js";
+import type { BenchReplica } from "./lib/database.js";
 
 export interface Settings {
   /** autocannon connections per load. */
@@ -20,6 +21,8 @@ export interface BenchContext {
   databaseUrl: string;
   /** CPU seconds the database server has used so far, when it can be measured (embedded PostgreSQL). */
   databaseCpuSeconds?: () => number;
+  /** A streaming replica of the database (--replica), for the reads module. */
+  replica?: BenchReplica;
   logDir: string;
   /** The API process (`src/cli/start.ts --role api`) all read benchmarks and the webhook API use. */
   api: Service;
@@ -63,9 +66,11 @@ export async function sideBySide(ctx: BenchContext, contenders: readonly Contend
     for (const c of order) {
       const cpuBefore = c.service?.cpuSeconds();
       const databaseCpuBefore = ctx.databaseCpuSeconds?.();
+      const replicaCpuBefore = ctx.replica?.cpuSeconds();
       const run = await runLoad({ baseUrl: c.baseUrl, targets: c.targets, connections, seconds });
       if (c.service && cpuBefore !== undefined) run.cpuSeconds = c.service.cpuSeconds() - cpuBefore;
       if (ctx.databaseCpuSeconds && databaseCpuBefore !== undefined) run.databaseCpuSeconds = ctx.databaseCpuSeconds() - databaseCpuBefore;
+      if (ctx.replica && replicaCpuBefore !== undefined) run.replicaCpuSeconds = ctx.replica.cpuSeconds() - replicaCpuBefore;
       runs.get(c.name)?.push(run);
     }
   }

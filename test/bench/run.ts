@@ -12,6 +12,7 @@ import { prepareDeliveries } from "./lib/webhooks.js";
 import { startReceiver } from "./lib/receiver.js";
 import type { BenchContext, ModuleResult, Settings } from "./context.js";
 import { benchReads } from "./reads.js";
+import { benchReplicaReads } from "./replica-reads.js";
 import { benchDeepPage } from "./deep-page.js";
 import { benchEventFeed } from "./event-feed.js";
 import { benchSequenceWrite } from "./sequence-write.js";
@@ -31,6 +32,7 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
  *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,memory,limiter,latency,throughput,fairness
+ *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (7000),
@@ -51,7 +53,9 @@ const SANDBOX_TENANTS = 10;
 /** Rate limits far above what two cores can serve: the limiter still counts every request. */
 const UNLIMITED = "1000000000";
 
-const { values: flags } = parseArgs({ options: { quick: { type: "boolean", default: false }, only: { type: "string" } } });
+const { values: flags } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, only: { type: "string" }, replica: { type: "boolean", default: false } },
+});
 const only = new Set((flags.only?.split(",") ?? MODULES).map((m) => m.trim()));
 const unknown = [...only].filter((m) => !(MODULES as readonly string[]).includes(m));
 if (unknown.length) throw new Error(`unknown module(s) ${unknown.join(", ")}; choose from ${MODULES.join(", ")}`);
@@ -134,7 +138,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   logDir = await mkdtemp(join(tmpdir(), "partner-bench-"));
 
-  database = await timed("database", openBenchDatabase);
+  database = await timed("database", () => openBenchDatabase({ replication: flags.replica }));
   say(`database: ${database.description}`);
   say(`data set: ${datasetOptions.stores} stores, ${datasetOptions.deepOrders} orders in store 1, ${datasetOptions.ordersPerStore} in each other store`);
   const dataset = await timed("data set", () => generateDataset(database!.url, datasetOptions, say));
@@ -144,6 +148,9 @@ async function main(): Promise<void> {
       .join(", ")} in ${dataset.seconds.toFixed(0)} s`,
   );
 
+  // Made after the data set is loaded: copying its files is quicker than streaming the whole load's WAL.
+  const replica = database.replica ? await timed("replica", () => database!.replica!()) : undefined;
+  if (replica) say(`replica: a streaming replica of it (base backup of the loaded data set), ${replica.url.replace(/:[^:@/]*@/, "@")}`);
   const apiEnv: Record<string, string> = {
     DATABASE_URL: database.url,
     HOST: "127.0.0.1",
@@ -180,11 +187,23 @@ async function main(): Promise<void> {
   say(
     `tenants: ${ctxBase.tenants.length} production stores, ${ctxBase.deepTenants.length} Applications on the deep store, ${ctxBase.sandboxTenants.length} sandbox stores, each with its own token`,
   );
-  const ctx: BenchContext = { databaseUrl: database.url, databaseCpuSeconds: database.cpuSeconds, logDir, api, apiEnv, dataset, ...ctxBase, settings, say };
+  const ctx: BenchContext = {
+    databaseUrl: database.url,
+    databaseCpuSeconds: database.cpuSeconds,
+    replica,
+    logDir,
+    api,
+    apiEnv,
+    dataset,
+    ...ctxBase,
+    settings,
+    say,
+  };
 
   const results: ModuleResult[] = [];
   const profiles: Report["profiles"] = [];
   if (wants("reads")) results.push(await timed("reads", () => benchReads(ctx)));
+  if (wants("reads") && ctx.replica) results.push(await timed("reads on a replica", () => benchReplicaReads(ctx)));
   if (wants("deep")) results.push(await timed("deep page", () => benchDeepPage(ctx)));
   if (wants("profile")) {
     await timed("profile", async () => {

@@ -96,3 +96,35 @@ it("takes only Ed25519 private keys whose x matches d in JWT_PRIVATE_JWKS, and n
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^ {2}${name}: [^(]*$`, "m"));
   }
 });
+
+it("takes read replicas and a direct URL beside DATABASE_URL: a direct URL means a pooler, so no named statements there", () => {
+  const plain = loadConfig({ DATABASE_URL: "postgresql://db/partner" });
+  expect(plain).toMatchObject({ DATABASE_REPLICA_URLS: [], REPLICA_MAX_LAG_MS: 5000, REPLICA_POLL_MS: 100, DATABASE_PREPARED_STATEMENTS: true });
+  const pooled = loadConfig({
+    DATABASE_URL: "postgresql://pgbouncer:6432/partner",
+    DATABASE_DIRECT_URL: "postgresql://primary/partner",
+    DATABASE_REPLICA_URLS: " postgresql://r1/partner, postgres://r2/partner ,",
+  });
+  expect(pooled).toMatchObject({
+    DATABASE_REPLICA_URLS: ["postgresql://r1/partner", "postgres://r2/partner"],
+    DATABASE_PREPARED_STATEMENTS: false,
+    REPLICA_PREPARED_STATEMENTS: true,
+  });
+  expect(
+    loadConfig({ DATABASE_URL: "postgresql://p/x", DATABASE_DIRECT_URL: "postgresql://d/x", DATABASE_PREPARED_STATEMENTS: "true" })
+      .DATABASE_PREPARED_STATEMENTS,
+  ).toBe(true);
+});
+
+it("refuses replicas or a direct URL without DATABASE_URL (embedded has neither), and a replica URL that is no postgresql:// URL, without echoing it", () => {
+  expect(() => loadConfig({ DATABASE_REPLICA_URLS: "postgresql://r1/partner" })).toThrow(/DATABASE_REPLICA_URLS: needs DATABASE_URL/);
+  expect(() => loadConfig({ DATABASE_DIRECT_URL: "postgresql://d/partner" })).toThrow(/DATABASE_DIRECT_URL: needs DATABASE_URL/);
+  let message = "";
+  try {
+    loadConfig({ DATABASE_URL: "postgresql://p/x", DATABASE_REPLICA_URLS: "postgresql://r1/x,mysql://user:secret@r2/x" });
+  } catch (e) {
+    message = (e as Error).message;
+  }
+  expect(message).toMatch(/DATABASE_REPLICA_URLS: must be comma-separated postgresql:\/\/ URLs/);
+  expect(message).not.toContain("secret");
+});

@@ -9,5 +9,5 @@ import { startWorker } from "../../workers/runner.js";
  */
 const config = loadConfig(process.env);
 const started = await startServices(config, createLogger(config.LOG_LEVEL), { migrate: false });
-await startWorker(started.services, started.databaseUrl);
+await startWorker(started.services, started.directUrl);
 process.stdout.write("ready\n");

@@ -31,8 +31,33 @@ export function guardPool(pool: pg.Pool, log: Logger): pg.Pool {
 }
 
 /**
+ * Sends every statement of a connection unnamed. Behind PgBouncer in transaction mode (before 1.21) a named
+ * statement is prepared on whichever server connection served one transaction, and the next transaction may get
+ * another, where the name is unknown ("prepared statement does not exist") or already taken.
+ */
+function unnamedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => unknown;
+  client.query = ((config: unknown, ...rest: unknown[]) => {
+    if (typeof config === "object" && config !== null && "name" in config && !("submit" in config)) {
+      const { name: _name, ...unnamed } = config;
+      return query(unnamed, ...rest);
+    }
+    return query(config, ...rest);
+  }) as typeof client.query;
+}
+
+/** Pools whose connections send no named statements (see unnamedStatements): Prisma's naming skips them. */
+const unprepared = new WeakSet<pg.Pool>();
+
+/** Whether `pool`'s statements may be named (prepared once per connection). */
+export function namesStatements(pool: pg.Pool): boolean {
+  return !unprepared.has(pool);
+}
+
+/**
  * The one pool of a process's own connections: Prisma, readiness, rate limits and raw statements share it, so
  * `/readyz` fails exactly when requests would. A request waits at most `connectionTimeoutMs` for a connection.
+ * (Each read replica gets a pool like it, see replicas.ts.)
  *
  * Its statements are prepared (named ones of ours, and every Prisma statement, see prisma.ts) and are
  * tenant-scoped lookups on indexes made for them, so one plan serves every parameter. PostgreSQL's default would
@@ -40,13 +65,27 @@ export function guardPool(pool: pg.Pool, log: Logger): pg.Pool {
  * array of unknown length) looks costlier than the custom plans it tried first; planning then cost more than
  * running (the order list 0.7 ms, the rate limiter 0.8 ms, pg_stat_statements). So these connections plan each
  * prepared statement once.
+ *
+ * With `preparedStatements: false` (DATABASE_PREPARED_STATEMENTS, for PgBouncer in transaction mode) statements go
+ * unnamed and the session setting is not sent: a pooler hands each transaction any server connection, so no
+ * session state may be relied on (PgBouncer also refuses the `options` startup parameter).
  */
-export function createPool(connectionString: string, opts: { max: number; connectionTimeoutMs: number; log: Logger }): pg.Pool {
+export function createPool(
+  connectionString: string,
+  opts: { max: number; connectionTimeoutMs: number; log: Logger; preparedStatements?: boolean; applicationName?: string; queryTimeoutMs?: number },
+): pg.Pool {
+  const prepared = opts.preparedStatements !== false;
   const pool = new pg.Pool({
     connectionString,
     max: opts.max,
     connectionTimeoutMillis: opts.connectionTimeoutMs,
-    options: "-c plan_cache_mode=force_generic_plan",
+    application_name: opts.applicationName,
+    query_timeout: opts.queryTimeoutMs,
+    ...(prepared ? { options: "-c plan_cache_mode=force_generic_plan" } : {}),
   });
+  if (!prepared) {
+    unprepared.add(pool);
+    pool.on("connect", unnamedStatements);
+  }
   return guardPool(pool, opts.log);
 }

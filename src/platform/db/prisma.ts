@@ -2,7 +2,7 @@ import type pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../../generated/prisma/client.js";
 import { installPlanCache } from "./plan-cache.js";
-import { createPool } from "./pool.js";
+import { createPool, namesStatements } from "./pool.js";
 import { createLogger } from "../log.js";
 
 export { Prisma } from "../../generated/prisma/client.js";
@@ -46,12 +46,13 @@ function prepareStatements(client: pg.PoolClient): void {
 }
 
 /**
- * Prisma over the process's one pool (see pool.ts); `$disconnect` ends that pool. A transaction waits for its
+ * Prisma over a pool of ours (see pool.ts); `$disconnect` ends that pool. Its statements are named unless the pool
+ * sends none (behind PgBouncer in transaction mode). A transaction waits for its
  * connection as long as any request does (`maxWaitMs`, DB_CONNECTION_TIMEOUT_MS), not Prisma's own 2 s.
  */
 export function createPrisma(pool: pg.Pool, opts: { maxWaitMs: number }): PrismaClient {
   installPlanCache();
-  pool.on("connect", prepareStatements);
+  if (namesStatements(pool)) pool.on("connect", prepareStatements);
   return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }), transactionOptions: { maxWait: opts.maxWaitMs } });
 }
 

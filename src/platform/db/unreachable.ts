@@ -28,10 +28,10 @@ function withoutPassword(url: string): string {
 }
 
 /** The start-up error for a DATABASE_URL nothing answers at (or that refuses us), or null for any other error. */
-export function unreachableDatabase(err: unknown, url: string): ConfigError | null {
+export function unreachableDatabase(err: unknown, url: string, setting = "DATABASE_URL"): ConfigError | null {
   if (!(err instanceof Error) || !("code" in err) || !UNREACHABLE.has(String(err.code))) return null;
   // Node reports a refused "localhost" (tried over IPv6 and IPv4) as an AggregateError with a code but no message.
   return new ConfigError(
-    `DATABASE_URL: cannot connect to ${withoutPassword(url)} (${err.message || String(err.code)}): check the address and credentials, and that PostgreSQL is running there.`,
+    `${setting}: cannot connect to ${withoutPassword(url)} (${err.message || String(err.code)}): check the address and credentials, and that PostgreSQL is running there.`,
   );
 }

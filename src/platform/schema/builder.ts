@@ -19,12 +19,13 @@ function scopeFailures(failure: AuthFailure): AuthScopeFailure[] {
 
 /**
  * Pothos loads relations a query did not select through model delegates of its client, which must be the
- * request's transaction when there is one (its rows are not visible elsewhere yet). Pothos types its client
+ * request's transaction when there is one (its rows are not visible elsewhere yet), else the client the request reads
+ * on (a read replica's, for a read routed to one). Pothos types its client
  * as having `$connect`, which a transaction client has not; it never calls it.
  */
 function pothosClient(ctx: Context): { $connect: () => Promise<void> } {
   const tx = ctx.transaction;
-  if (!tx) return ctx.services.db;
+  if (!tx) return ctx.reader;
   return new Proxy({ $connect: () => Promise.resolve() }, { get: (target, key) => (key === "$connect" ? target.$connect : Reflect.get(tx, key)) });
 }
 

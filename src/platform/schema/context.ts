@@ -1,14 +1,22 @@
 import type { Principal, PartnerPrincipal } from "../auth/principal.js";
 import type { Services } from "../services.js";
-import type { AdminRole, Tx } from "../db/prisma.js";
+import type { AdminRole, Db, Tx } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
 import { waitInline, type WaitOutside } from "../outside.js";
 
 export interface Context {
   services: Services;
-  /** Where resolvers read and write: the request's transaction when the whole operation runs in one, else the pool. */
+  /**
+   * Where resolvers read and write: the request's transaction when the whole operation runs in one, a read replica's
+   * client for a read routed to one (see ReadRouter), else the primary's pool.
+   */
   db: Tx;
+  /**
+   * The client for reads outside a transaction: a read replica's for a read routed to one (see ReadRouter), else the
+   * primary's. Pothos loads relations through it when there is no transaction.
+   */
+  reader: Db;
   /**
    * The transaction the whole operation runs in, opened by its caller (an idempotent REST write, whose record
    * commits with it); null when each command opens its own (see runCommand).
@@ -27,8 +35,10 @@ export function createContext(
   requestId: string,
   transaction: Tx | null = null,
   waitOutside: WaitOutside = waitInline,
+  /** The client a read runs on (ReadRouter.readDb); default the primary's. */
+  reader: Db = services.db,
 ): Context {
-  return { services, db: transaction ?? services.db, transaction, principal, requestId, waitOutside };
+  return { services, db: transaction ?? reader, reader, transaction, principal, requestId, waitOutside };
 }
 
 /**

@@ -22,6 +22,8 @@ export interface LoadResult {
   cpuMsPerRequest?: number;
   /** CPU milliseconds the database server spent per answered request, when measured (it serves one load at a time). */
   databaseCpuMsPerRequest?: number;
+  /** CPU milliseconds the read replica spent per answered request, when one runs (--replica). */
+  replicaCpuMsPerRequest?: number;
 }
 
 /** A measured run: its latencies (ms, 2xx only) and what went wrong. */
@@ -33,6 +35,8 @@ export interface Run {
   cpuSeconds?: number;
   /** CPU seconds the database server used during the run, when measured. */
   databaseCpuSeconds?: number;
+  /** CPU seconds the read replica used during the run, when one runs. */
+  replicaCpuSeconds?: number;
 }
 
 export interface LoadOptions {
@@ -82,10 +86,11 @@ export function runLoad(opts: LoadOptions): Promise<Run> {
 export function summarize(runs: readonly Run[]): LoadResult {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const seconds = runs.reduce((s, r) => s + r.seconds, 0);
-  const total = (key: "cpuSeconds" | "databaseCpuSeconds") =>
+  const total = (key: "cpuSeconds" | "databaseCpuSeconds" | "replicaCpuSeconds") =>
     runs.every((r) => r[key] !== undefined) ? runs.reduce((s, r) => s + (r[key] ?? 0), 0) : undefined;
   const cpu = total("cpuSeconds");
   const databaseCpu = total("databaseCpuSeconds");
+  const replicaCpu = total("replicaCpuSeconds");
   return {
     requests: latencies.length,
     seconds,
@@ -95,5 +100,6 @@ export function summarize(runs: readonly Run[]): LoadResult {
     failures: runs.reduce((s, r) => s + r.failures, 0),
     ...(cpu !== undefined && latencies.length ? { cpuMsPerRequest: (cpu * 1000) / latencies.length } : {}),
     ...(databaseCpu !== undefined && latencies.length ? { databaseCpuMsPerRequest: (databaseCpu * 1000) / latencies.length } : {}),
+    ...(replicaCpu !== undefined && latencies.length ? { replicaCpuMsPerRequest: (replicaCpu * 1000) / latencies.length } : {}),
   };
 }
