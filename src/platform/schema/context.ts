@@ -4,6 +4,7 @@ import type { AdminRole, Tx } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
 import { waitInline, type WaitOutside } from "../outside.js";
+import { EventReceipt } from "../events/receipt.js";
 
 export interface Context {
   services: Services;
@@ -18,6 +19,8 @@ export interface Context {
   requestId: string;
   /** Wraps what waits on something outside our database, so the request holds no admission slot meanwhile. */
   waitOutside: WaitOutside;
+  /** The events the request's commands committed (filled by runCommand), which a REST write answers with. */
+  receipt: EventReceipt;
 }
 
 /** Builds a request context; tests call it directly, without HTTP. */
@@ -28,7 +31,7 @@ export function createContext(
   transaction: Tx | null = null,
   waitOutside: WaitOutside = waitInline,
 ): Context {
-  return { services, db: transaction ?? services.db, transaction, principal, requestId, waitOutside };
+  return { services, db: transaction ?? services.db, transaction, principal, requestId, waitOutside, receipt: new EventReceipt() };
 }
 
 /**
