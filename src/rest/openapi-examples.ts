@@ -714,6 +714,21 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       errors: [{ field: "since", code: "OUT_OF_RANGE", message: "`since` must be before `until`" }],
     },
   },
+  backfillWebhookEndpoint: {
+    request: one("Everything after the last event the receiver applied", { afterSequence: 1040 }),
+    response: one("The first 100 subscribed events queued: call again with afterSequence 1187 for the rest", {
+      count: 100,
+      hasMore: true,
+      nextAfterSequence: 1187,
+    }),
+    problem: {
+      summary: "A sequence past the store's latest event",
+      code: "INVALID_REQUEST",
+      detail: "afterSequence is 99999, past this store's latest event (sequence 1187).",
+      instance: `/public/v1/webhooks/${ENDPOINT_ID}/backfill`,
+      errors: [{ field: "afterSequence", code: "OUT_OF_RANGE", message: "`afterSequence` is past this store's latest event (sequence 1187)" }],
+    },
+  },
   listWebhookDeliveries: {
     response: one("The newest delivery", [DELIVERY]),
     problem: {

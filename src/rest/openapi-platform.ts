@@ -169,6 +169,24 @@ export const HEADERS: Record<string, JsonSchema> = {
     description: "`true` when this is the recorded response of an earlier request with the same Idempotency-Key.",
     schema: { type: "string", enum: ["true"] },
   },
+  EventIds: {
+    description:
+      "The ids of the events this write committed, comma-separated in `sequence` order: the `eventId` of each webhook and feed item it causes. Absent when the write emitted nothing (a product's `catalog.updated` follows after its aggregation window and is not listed). A replay with the same Idempotency-Key answers the recorded ones. Extension to the contract.",
+    schema: { type: "string", pattern: "^[0-9a-f-]{36}(,[0-9a-f-]{36})*$" },
+    example: "0b7e3c1a-5f2d-4c8e-9a61-2d4f8b3e7c10,6f1d2e3c-4b5a-4978-8e6f-5a4b3c2d1e0f",
+  },
+  EventSequence: {
+    description:
+      "The highest `sequence` among the events this write committed: read the feed with `after` = Event-Sequence − 1 to get its last event, or wait until the feed reaches it. Absent when the write emitted nothing. Extension to the contract.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+    example: "1043",
+  },
+};
+
+/** What every write answers about the events it committed (write receipts). */
+export const RECEIPT_HEADERS = {
+  "Event-Ids": ref("headers", "EventIds"),
+  "Event-Sequence": ref("headers", "EventSequence"),
 };
 
 export const RATE_LIMIT_HEADERS = {

@@ -96,6 +96,10 @@ both forms (both order field families, both cursor names); where it left a point
   request is 409 \`IDEMPOTENCY_CONFLICT\`. A duplicate arriving while the first still runs waits for it and
   then replays. Responses of requests that never ran (401, 403, 429, 5xx) are not recorded. Keys expire
   after 24 hours.
+- **Write receipts** (extension to the contract). A write that committed events answers \`Event-Ids\` (their
+  ids, comma-separated in \`sequence\` order) and \`Event-Sequence\` (the highest): read the feed with
+  \`after\` = \`Event-Sequence\` − 1 to see the change, or match the webhooks it causes by \`eventId\`. A
+  write that emitted nothing sends neither; a replay answers the recorded ones.
 - **Webhooks.** Endpoints belong to (Application, store), at most 20 per pair. Subscribing to an event needs
   the event's scope (\`x-required-scope\` on each webhook below). URLs must be \`https\` for PRODUCTION
   (\`http\` is allowed in SANDBOX) and may not resolve to loopback, private, link-local or metadata

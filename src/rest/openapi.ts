@@ -18,6 +18,7 @@ import {
   PLATFORM_OPERATIONS,
   PLATFORM_SCHEMAS,
   RATE_LIMIT_HEADERS,
+  RECEIPT_HEADERS,
   SECURITY_SCHEMES,
   codesWithStatus,
   eventSchemas,
@@ -155,6 +156,7 @@ function operationOf(route: Route, registry: SchemaRegistry, selections: Selecti
   const success = (status: number, response: ResponseSpec): JsonSchema => {
     const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
     if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
+    if (route.method !== "GET") Object.assign(headers, RECEIPT_HEADERS);
     for (const [name, header] of Object.entries(response.headers ?? {}))
       headers[name] = { description: header.description, schema: registry.use(header.schema) };
     const answer: JsonSchema = { description: response.description, headers };

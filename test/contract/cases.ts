@@ -814,6 +814,12 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { since: new Date().toISOString() } }) },
     forbiddenCase("webhooks:manage", { path: unknownId(), body: { since: new Date().toISOString() } }),
   ],
+  backfillWebhookEndpoint: [
+    // The endpoint is the shared one: a store holds at most 20. Validation and INACTIVE: test/webhooks/backfill.test.ts.
+    { name: "every subscribed event of the store", run: async (ctx) => ({ path: { id: await sharedEndpoint(ctx) }, body: { afterSequence: 0 } }) },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { afterSequence: 0 } }) },
+    forbiddenCase("webhooks:manage", { path: unknownId(), body: { afterSequence: 0 } }),
+  ],
   getWebhookEndpointById: [
     { name: "an endpoint that delivered", run: async (ctx) => ({ path: { id: await tested(ctx, await sharedEndpoint(ctx)) } }) },
     { name: "an endpoint whose receiver fails", run: async (ctx) => ({ path: { id: await tested(ctx, await newEndpoint(ctx, FAILING_PATH)) } }) },

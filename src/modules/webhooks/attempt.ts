@@ -20,7 +20,7 @@ import { batchStatements } from "../../platform/db/batch.js";
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
  * (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job).
- * The worker runs SCHEDULED, REPLAY and RECOVER attempts; the API runs TEST attempts inline. Two statements per
+ * The worker runs SCHEDULED, REPLAY, RECOVER and BACKFILL attempts; the API runs TEST attempts inline. Two statements per
  * attempt (claim, record; their SQL is in ./sql/), both on the raw pool; a first attempt needs no claim: the fan-out
  * (src/modules/webhooks/fan-out.ts) reads what to send, and the record creates the delivery in its outcome's state.
  * Records that end together share one statement. The rare

@@ -15,11 +15,13 @@ import {
   deliveryIdPath,
   MAX_ENDPOINT_RATE,
   recoverWebhookDeliveriesInput,
+  backfillWebhookEndpointInput,
   updateWebhookEndpointInput,
 } from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
 import { requestRecovery, type RecoverResult } from "./recover.js";
+import { requestBackfill, type BackfillResult } from "./backfill.js";
 import { envelopeBody } from "./message.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
@@ -267,6 +269,22 @@ const RotatedWebhookSecret = builder
     }),
   });
 
+const WebhookBackfill = builder.objectRef<BackfillResult>("WebhookBackfill").implement({
+  description: "Extension to the contract: what one backfill call queued.",
+  fields: (t) => ({
+    count: t.exposeInt("count", {
+      description: "Subscribed events this call queued for one BACKFILL attempt each (at most WEBHOOK_RECOVER_MAX, 100 by default).",
+      extensions: { jsonSchema: { minimum: 0 } },
+    }),
+    hasMore: t.exposeBoolean("hasMore", { description: "More subscribed events follow: call again with afterSequence = nextAfterSequence." }),
+    nextAfterSequence: t.field({
+      type: "SafeInt",
+      resolve: (r) => r.nextAfterSequence,
+      description: "The sequence of the last event this call queued (the afterSequence given when it queued none): the next call's afterSequence.",
+    }),
+  }),
+});
+
 const RecoveredWebhookDeliveries = builder.objectRef<RecoverResult>("RecoveredWebhookDeliveries").implement({
   fields: (t) => ({
     count: t.exposeInt("count", {
@@ -478,6 +496,20 @@ builder.mutationFields((t) => ({
       idPath.check({ id });
       recoverWebhookDeliveriesInput.check(jsonArgs({ since, until }));
       return runCommand(ctx, (tx) => requestRecovery(tx, ctx.services.config, ownerOf(ctx), id, { since, until }));
+    },
+  }),
+  backfillWebhookEndpoint: t.field({
+    type: WebhookBackfill,
+    authScopes: WEBHOOK_SUPPORT,
+    description:
+      "Extension to the contract: sends the endpoint, as BACKFILL attempts, the store's events after afterSequence that it subscribes to, delivered " +
+      "before or not (those within retention), in sequence order, at most WEBHOOK_RECOVER_MAX per call, at the endpoint's pace; hasMore says " +
+      "whether to call again, with afterSequence = nextAfterSequence.",
+    args: { id: t.arg.id({ required: true }), afterSequence: t.arg({ type: "SafeInt", required: true }) },
+    resolve: (_root, { id, afterSequence }, ctx) => {
+      idPath.check({ id });
+      backfillWebhookEndpointInput.check({ afterSequence });
+      return runCommand(ctx, (tx) => requestBackfill(tx, ctx.services.config, ownerOf(ctx), id, afterSequence));
     },
   }),
   setWebhookEndpointStatus: t.prismaField({

@@ -7,12 +7,12 @@ export const DELIVER_TASK = "deliver_webhook";
 /**
  * One attempt of one delivery. A SCHEDULED job carries its place in the retry chain (`step`, 1-based) and
  * the `dueAt` it was scheduled for: the delivery's `nextAttemptAt` must still equal it, which is what makes
- * a stale or duplicated job a no-op. A REPLAY job runs one extra attempt regardless of the chain. `slotAt`: the job
+ * a stale or duplicated job a no-op. A REPLAY job (or a RECOVER or BACKFILL one) runs one extra attempt regardless of the chain. `slotAt`: the job
  * was put off to a slot of its endpoint's pace reserved for it (src/platform/pace), which it uses if it runs in time.
  */
 export type DeliverPayload =
   | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string }
-  | { deliveryId: string; trigger: "REPLAY" | "RECOVER"; slotAt?: string };
+  | { deliveryId: string; trigger: "REPLAY" | "RECOVER" | "BACKFILL"; slotAt?: string };
 
 /** A delivery's first scheduled attempt, as the fan-out plans it and the attempt sends it. */
 export type FirstAttempt = Extract<DeliverPayload, { trigger: "SCHEDULED" }>;
@@ -37,9 +37,12 @@ export const paceKey = (endpointId: string): string => `endpoint:${endpointId}`;
 
 /** A recovery's attempt has a key of its own too, so a replay requested meanwhile is not displaced. */
 export const RECOVER_JOB_KEY_PREFIX = "recover:";
+/** And a backfill's, for the same reason. */
+export const BACKFILL_JOB_KEY_PREFIX = "backfill:";
 
 export function deliverJobKey(payload: DeliverPayload): string {
   if (payload.trigger === "SCHEDULED") return scheduledJobKey(payload.deliveryId);
+  if (payload.trigger === "BACKFILL") return `${BACKFILL_JOB_KEY_PREFIX}${payload.deliveryId}`;
   return payload.trigger === "REPLAY" ? replayJobKey(payload.deliveryId) : `${RECOVER_JOB_KEY_PREFIX}${payload.deliveryId}`;
 }
 
@@ -57,7 +60,7 @@ export function assertDeliverPayload(payload: unknown): DeliverPayload {
     const { deliveryId, trigger, step, dueAt, slotAt } = payload;
     const slot = typeof slotAt === "string" && parseInstant(slotAt) !== null ? { slotAt } : {};
     if (slotAt !== undefined && !("slotAt" in slot)) throw new Error(`${DELIVER_TASK}: unrecognised slotAt in ${JSON.stringify(payload)}`);
-    if (trigger === "REPLAY" || trigger === "RECOVER") return { deliveryId, trigger, ...slot };
+    if (trigger === "REPLAY" || trigger === "RECOVER" || trigger === "BACKFILL") return { deliveryId, trigger, ...slot };
     if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
       return { deliveryId, trigger, step: step as number, dueAt, ...slot };
     }

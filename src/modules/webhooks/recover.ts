@@ -58,19 +58,7 @@ export async function requestRecovery(
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
   if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
-  // What an endpoint has waiting to be sent stays within one call's worth: a partner calling recover faster than its
-  // endpoint's pace sends them only queued work (and the database its churn); this call queues what room is left.
-  const [{ waiting }] = await tx.$queryRaw<{ waiting: number }[]>(waitingDeliveries(endpointId, config.WEBHOOK_RECOVER_MAX));
-  const max = config.WEBHOOK_RECOVER_MAX - waiting;
-  if (max <= 0) {
-    const seconds = Math.max(1, Math.ceil(waiting / endpoint.rateLimit));
-    throw new ApiError(
-      "RATE_LIMIT_EXCEEDED",
-      `This endpoint already has ${waiting} deliveries waiting to be sent (at most ${config.WEBHOOK_RECOVER_MAX}); at its rateLimit of ${endpoint.rateLimit} a second they are sent in about ${seconds} s: recover again then.`,
-      undefined,
-      { "retry-after": String(seconds) },
-    );
-  }
+  const max = await roomToQueue(tx, config.WEBHOOK_RECOVER_MAX, endpoint, "recover");
 
   const walk = await takeWalkOf(tx, endpointId, given, now);
   const step = (status: WebhookDeliveryStatus, after: Cursor, limit: number) =>
@@ -108,6 +96,24 @@ export async function requestRecovery(
     await tx.webhookRecovery.delete({ where: { id: walk.id } });
   }
   return { count: queued, hasMore, expired };
+}
+
+/**
+ * How many deliveries one call (recover, backfill) may queue for the endpoint: what an endpoint has waiting to be sent
+ * stays within one call's worth (`atMost`, WEBHOOK_RECOVER_MAX), so a partner calling faster than its endpoint's pace
+ * sends them only queued work (and the database its churn); a call queues what room is left, and none left is 429 with
+ * the seconds the endpoint's pace needs for what waits.
+ */
+export async function roomToQueue(tx: Tx, atMost: number, endpoint: { id: string; rateLimit: number }, call: string): Promise<number> {
+  const [{ waiting }] = await tx.$queryRaw<{ waiting: number }[]>(waitingDeliveries(endpoint.id, atMost));
+  if (waiting < atMost) return atMost - waiting;
+  const seconds = Math.max(1, Math.ceil(waiting / endpoint.rateLimit));
+  throw new ApiError(
+    "RATE_LIMIT_EXCEEDED",
+    `This endpoint already has ${waiting} deliveries waiting to be sent (at most ${atMost}); at its rateLimit of ${endpoint.rateLimit} a second they are sent in about ${seconds} s: ${call} again then.`,
+    undefined,
+    { "retry-after": String(seconds) },
+  );
 }
 
 /** The walk of this window, new or where the last call left it, locked for this call. */

@@ -4,6 +4,7 @@ import {
   deliveryIdPath,
   listWebhookDeliveriesInput,
   recoverWebhookDeliveriesInput,
+  backfillWebhookEndpointInput,
   updateWebhookEndpointInput,
 } from "./schemas.js";
 import { idPath } from "../../platform/schemas.js";
@@ -142,7 +143,7 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "List a delivery's attempts (extension to the contract)",
     description:
-      "Oldest first: each attempt's number, trigger (SCHEDULED, REPLAY, RECOVER or TEST), start, duration, HTTP status, error, the headers sent " +
+      "Oldest first: each attempt's number, trigger (SCHEDULED, REPLAY, RECOVER, TEST or BACKFILL), start, duration, HTTP status, error, the headers sent " +
       "and up to 4 KiB of the receiver's response body.",
     scope: "webhooks:manage",
     pathParams: deliveryIdPath,
@@ -245,6 +246,35 @@ export const webhookRoutes = [
     respond: (data) => ({ status: 202, body: data.recoverWebhookDeliveries }),
     status: 202,
     response: { description: "How many deliveries this call queued, and whether more are left", component: "WebhookRecovery" },
+    errors: [404, 422],
+  }),
+  defineRoute({
+    operationId: "backfillWebhookEndpoint",
+    method: "POST",
+    path: "/public/v1/webhooks/{id}/backfill",
+    tag: "Webhooks",
+    summary: "Backfill an endpoint with past events (extension to the contract)",
+    description:
+      "Sends the endpoint the store's events after afterSequence that it subscribes to (its event types, as its Application's scopes allow), " +
+      "delivered to it before or not, as long as they are within retention (EVENT_RETENTION_DAYS), in sequence order, as BACKFILL attempts " +
+      "with the events' own eventIds: a new endpoint gets the history it missed. One call queues at most 100 (WEBHOOK_RECOVER_MAX) and " +
+      "answers how many (count), whether more follow (hasMore) and where the next call starts (nextAfterSequence). They are sent at the " +
+      "endpoint's pace; while the endpoint has 100 (WEBHOOK_RECOVER_MAX) deliveries waiting to be sent, a call queues nothing and is 429 " +
+      "with Retry-After (a call queues only what room is left). 400 when afterSequence is past the store's latest event; 422 when the " +
+      "endpoint is INACTIVE.",
+    scope: "webhooks:manage",
+    pathParams: idPath,
+    body: backfillWebhookEndpointInput,
+    document: graphql(
+      `mutation backfillWebhookEndpoint($id: ID!, $afterSequence: SafeInt!) { backfillWebhookEndpoint(id: $id, afterSequence: $afterSequence) { count hasMore nextAfterSequence } }`,
+    ),
+    variables: ({ path, body }, read) => ({
+      id: path.id,
+      afterSequence: read.required(read.number(read.field(body, "afterSequence")), "afterSequence"),
+    }),
+    respond: (data) => ({ status: 202, body: data.backfillWebhookEndpoint }),
+    status: 202,
+    response: { description: "How many events this call queued, whether more follow and where the next call starts", component: "WebhookBackfill" },
     errors: [404, 422],
   }),
   defineRoute({

@@ -64,6 +64,21 @@ export const RecoverWebhookDeliveriesBody: JsonSchema = {
   properties: { since: dateTime, until: dateTime },
 };
 
+export const BackfillWebhookEndpointBody: JsonSchema = {
+  type: "object",
+  required: ["afterSequence"],
+  additionalProperties: false,
+  description: "Extension to the contract. Where the backfill starts: the events after this sequence.",
+  properties: {
+    afterSequence: {
+      type: "integer",
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: "Send the subscribed events whose sequence is above this one (0: from the first event kept); at most the store's latest sequence",
+    },
+  },
+};
+
 /* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
 
 export const createWebhookEndpointInput = defineBody(CreateWebhookEndpointBody);
@@ -71,6 +86,8 @@ export const createWebhookEndpointInput = defineBody(CreateWebhookEndpointBody);
 export const updateWebhookEndpointInput = defineBody(UpdateWebhookEndpointBody);
 
 export const recoverWebhookDeliveriesInput = defineBody(RecoverWebhookDeliveriesBody);
+
+export const backfillWebhookEndpointInput = defineBody(BackfillWebhookEndpointBody);
 
 export const listWebhookDeliveriesInput = defineQuery({
   status: { type: "string", enum: [...WEBHOOK_DELIVERY_STATUSES] },

@@ -1,6 +1,7 @@
 import type { Prisma, Tx } from "../db/prisma.js";
 import type { EventData, EventType } from "./declaration.js";
 import { insertEvents } from "./sql.js";
+import { recordEmitted, type Emitted } from "./receipt.js";
 
 export const FAN_OUT_TASK = "fan_out_event";
 
@@ -17,14 +18,18 @@ export type NewEvent = { [T in EventType]: { type: T; data: EventData<T> } }[Eve
  * together. Call it only inside `db.$transaction(async (tx) => ...)` together with the change it reports.
  * `change`, when given, is that change as CTEs (the last named `changed`, see insertEvents in ./sql.ts), sent in
  * the same statement: the events are written only if it changed something, and no id comes back otherwise.
+ * What it wrote goes to the receipt collecting `tx`'s events, if any (./receipt.ts).
  */
-export async function emitEvents(tx: Tx, storeId: string, events: readonly NewEvent[], change?: Prisma.Sql): Promise<{ id: string }[]> {
+export async function emitEvents(tx: Tx, storeId: string, events: readonly NewEvent[], change?: Prisma.Sql): Promise<Emitted[]> {
   if (events.length === 0 && !change) return [];
-  return tx.$queryRaw<{ id: string }[]>(insertEvents(FAN_OUT_TASK, storeId, events, new Date(), change));
+  const emitted = await tx.$queryRaw<Emitted[]>(insertEvents(FAN_OUT_TASK, storeId, events, new Date(), change));
+  recordEmitted(tx, emitted);
+  return emitted;
 }
 
 /** One event of `type`; `data` must be the payload declared for it. */
-export async function emitEvent<T extends EventType>(tx: Tx, storeId: string, type: T, data: EventData<T>): Promise<{ id: string }> {
-  const [event] = await tx.$queryRaw<{ id: string }[]>(insertEvents(FAN_OUT_TASK, storeId, [{ type, data }], new Date()));
-  return event;
+export async function emitEvent<T extends EventType>(tx: Tx, storeId: string, type: T, data: EventData<T>): Promise<Emitted> {
+  const emitted = await tx.$queryRaw<Emitted[]>(insertEvents(FAN_OUT_TASK, storeId, [{ type, data }], new Date()));
+  recordEmitted(tx, emitted);
+  return emitted[0];
 }

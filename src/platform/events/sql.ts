@@ -3,7 +3,7 @@ import { Prisma } from "../db/prisma.js";
 /**
  * Inserts the events, in the order given (so the `event_sequence` trigger numbers them in that order), and adds
  * each one's fan-out job (`task`, payload { eventId }, job key `fan_out:<eventId>`) in the same statement;
- * returns the events' ids in order. `change` is the caller's change as CTEs, the last one named `changed`: the
+ * returns the events' ids and sequences in order. `change` is the caller's change as CTEs, the last one named `changed`: the
  * events are written only if `changed` returns a row, so a change and its events make one round trip. A `fields`
  * column of `changed` (a JSON object), when it has one, overrides those keys of every event's data: what only the
  * change knows once it ran, such as the version a move made. Plain SQL
@@ -24,7 +24,7 @@ export const insertEvents = (
       from jsonb_array_elements(${JSON.stringify(events)}::jsonb) with ordinality as e(value, n)
       where exists (select 1 from changed)
       order by e.n
-      returning id
+      returning id, sequence
     )
-    select id::text as id from inserted
+    select id::text as id, sequence from inserted
     where (graphile_worker.add_job(${task}, json_build_object('eventId', id::text), job_key := 'fan_out:' || id::text)).id is not null`;

@@ -1,6 +1,7 @@
 import type { DocumentNode, GraphQLSchema } from "graphql";
 import type { Tx } from "../db/prisma.js";
 import type { Context } from "./context.js";
+import { collectEvents, EventReceipt } from "../events/receipt.js";
 
 declare module "graphql" {
   interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs> {
@@ -18,10 +19,22 @@ export const LONGEST_COMMAND_MS = 15_000;
 /**
  * Runs a write: its change, its outbox events and the read of its result, with `fn`'s one transaction client,
  * so what the caller answers is what committed. Inside a transaction the caller opened (an idempotent request,
- * whose record must commit with the change) it joins that one; otherwise it opens its own.
+ * whose record must commit with the change) it joins that one; otherwise it opens its own. The events it emits
+ * reach the request's receipt only once they committed: a transaction of its own reports them after its commit,
+ * the caller's fails the whole request if it rolls back (so no answer carries them).
  */
-export function runCommand<T>(ctx: Context, fn: (tx: Tx) => Promise<T>, opts: { timeout?: number } = {}): Promise<T> {
-  return ctx.transaction ? fn(ctx.transaction) : ctx.services.db.$transaction(fn, opts);
+export async function runCommand<T>(ctx: Context, fn: (tx: Tx) => Promise<T>, opts: { timeout?: number } = {}): Promise<T> {
+  if (ctx.transaction) {
+    collectEvents(ctx.transaction, ctx.receipt);
+    return fn(ctx.transaction);
+  }
+  const committed = new EventReceipt();
+  const result = await ctx.services.db.$transaction((tx) => {
+    collectEvents(tx, committed);
+    return fn(tx);
+  }, opts);
+  ctx.receipt.add(committed.events);
+  return result;
 }
 
 /** Whether any root field of the document's operation is a mutation that calls out over the network. */

@@ -4,6 +4,7 @@ import type { AdminRole, Db, Tx } from "../db/prisma.js";
 import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
 import { waitInline, type WaitOutside } from "../outside.js";
+import { EventReceipt } from "../events/receipt.js";
 
 export interface Context {
   services: Services;
@@ -26,6 +27,8 @@ export interface Context {
   requestId: string;
   /** Wraps what waits on something outside our database, so the request holds no admission slot meanwhile. */
   waitOutside: WaitOutside;
+  /** The events the request's commands committed (filled by runCommand), which a REST write answers with. */
+  receipt: EventReceipt;
 }
 
 /** Builds a request context; tests call it directly, without HTTP. */
@@ -38,7 +41,7 @@ export function createContext(
   /** The client a read runs on (ReadRouter.readDb); default the primary's. */
   reader: Db = services.db,
 ): Context {
-  return { services, db: transaction ?? reader, reader, transaction, principal, requestId, waitOutside };
+  return { services, db: transaction ?? reader, reader, transaction, principal, requestId, waitOutside, receipt: new EventReceipt() };
 }
 
 /**
