@@ -50,7 +50,8 @@ function sample(type: GraphQLInputType): unknown {
     const required = Object.values(type.getFields()).filter((f) => isNonNullType(f.type));
     return Object.fromEntries(required.map((f) => [f.name, sample(f.type)]));
   }
-  if (isScalarType(type)) return ({ Int: 1, Float: 1, Boolean: true, DateTime: "2024-01-01T00:00:00Z", JSON: {} } as Record<string, unknown>)[type.name] ?? "x";
+  if (isScalarType(type))
+    return ({ Int: 1, SafeInt: 0, Float: 1, Boolean: true, DateTime: "2024-01-01T00:00:00Z", JSON: {} } as Record<string, unknown>)[type.name] ?? "x";
   throw new Error(`no sample for ${String(type)}`);
 }
 

@@ -34,17 +34,22 @@ export async function requestBackfill(
   endpointId: string,
   afterSequence: number,
 ): Promise<BackfillResult> {
+  const checkAfter = async (storeId: string) => {
+    const latest = await lastSequence(tx, storeId);
+    if (BigInt(afterSequence) > latest) {
+      throw invalidRequest(`afterSequence is ${afterSequence}, past this store's latest event (sequence ${latest}).`, [
+        { field: "afterSequence", code: "OUT_OF_RANGE", message: `\`afterSequence\` is past this store's latest event (sequence ${latest})` },
+      ]);
+    }
+  };
+  // A partner's store is known before its endpoint is: bad input is 400 whether or not the endpoint exists.
+  if (owner) await checkAfter(owner.storeId);
   const endpoint = await tx.webhookEndpoint.findFirst({
     where: { id: endpointId, ...ownerWhere(owner) },
     select: { id: true, storeId: true, status: true, disabledByAdmin: true, rateLimit: true },
   });
   if (!endpoint) throw notFound("webhook endpoint", endpointId);
-  const latest = await lastSequence(tx, endpoint.storeId);
-  if (BigInt(afterSequence) > latest) {
-    throw invalidRequest(`afterSequence is ${afterSequence}, past this store's latest event (sequence ${latest}).`, [
-      { field: "afterSequence", code: "OUT_OF_RANGE", message: `\`afterSequence\` is past this store's latest event (sequence ${latest})` },
-    ]);
-  }
+  if (!owner) await checkAfter(endpoint.storeId);
   if (endpoint.status === "INACTIVE") throw inactiveEndpoint(endpoint);
   const limit = await roomToQueue(tx, config.WEBHOOK_RECOVER_MAX, endpoint, "backfill");
   const [page] = await tx.$queryRaw<{ count: number; lastSequence: string | null; hasMore: boolean }[]>(
