@@ -28,7 +28,13 @@ import { ADMIN_KEY, graphql } from "../helpers/tenants.js";
  * ADMIN role may use is one, so a new one is checked as soon as it exists. The rule: every role reads; SUPPORT
  * also runs the mutations below; every other mutation is ADMIN's alone.
  */
-const SUPPORT_MUTATIONS = new Set(["replayWebhookDelivery", "replayWebhookDeliveries", "recoverWebhookDeliveries", "backfillWebhookEndpoint", "setWebhookEndpointStatus"]);
+const SUPPORT_MUTATIONS = new Set([
+  "replayWebhookDelivery",
+  "replayWebhookDeliveries",
+  "recoverWebhookDeliveries",
+  "backfillWebhookEndpoint",
+  "setWebhookEndpointStatus",
+]);
 
 function minimumRole(operation: "query" | "mutation", field: string): AdminRole {
   if (operation === "query") return "VIEWER";
