@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { ApiError, serviceUnavailable } from "../platform/errors.js";
+import { KeyedCounts } from "../platform/counts.js";
 
 export interface AdmissionLimits {
   /** Requests served at once. */
@@ -36,7 +37,7 @@ export class Admission {
   /** Admissions and refusals per second of the last RECENT_SECONDS, as [second, admitted, shed]. */
   private readonly recent: [number, number, number][] = [];
   /** Requests of each caller running or waiting. */
-  private readonly byCaller = new Map<string, number>();
+  private readonly byCaller = new KeyedCounts();
 
   constructor(
     private readonly limits: AdmissionLimits,
@@ -73,7 +74,7 @@ export class Admission {
    * holds its share of slots and queue. A request whose client went away stops waiting.
    */
   enter(res: ServerResponse, caller?: string): Promise<() => void> {
-    const held = caller === undefined ? 0 : (this.byCaller.get(caller) ?? 0);
+    const held = caller === undefined ? 0 : this.byCaller.of(caller);
     if (caller !== undefined && held >= this.limits.maxPerCaller) {
       return Promise.reject(
         new ApiError(
@@ -152,14 +153,11 @@ export class Admission {
   }
 
   private hold(caller: string | undefined): void {
-    if (caller !== undefined) this.byCaller.set(caller, (this.byCaller.get(caller) ?? 0) + 1);
+    if (caller !== undefined) this.byCaller.add(caller);
   }
 
   private unhold(caller: string | undefined): void {
-    if (caller === undefined) return;
-    const left = (this.byCaller.get(caller) ?? 1) - 1;
-    if (left === 0) this.byCaller.delete(caller);
-    else this.byCaller.set(caller, left);
+    if (caller !== undefined) this.byCaller.remove(caller);
   }
 
   private shed(reason: ShedReason): Error {

@@ -3,9 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { GraphQLSchema } from "graphql";
 import { ApiError, invalidRequest } from "../platform/errors.js";
 import { isRecord } from "../platform/json.js";
-import { bearerToken, resolvePrincipal } from "../platform/auth/authenticate.js";
-import { ADMIN_KEY_PREFIX } from "../platform/auth/admin-keys.js";
-import { verifyPartnerToken } from "../platform/auth/tokens.js";
+import { resolvePrincipal, verifiedPartnerClaims } from "../platform/auth/authenticate.js";
 import type { PartnerClaims, Principal } from "../platform/auth/principal.js";
 import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
@@ -135,21 +133,6 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
   }
 
-  /**
-   * The claims of a partner token that verifies (signature, issuer, expiry: no database), checked before the request
-   * takes an admission slot so that the slot is counted against its Application's share; null for anything else,
-   * which resolvePrincipal then answers as it always does.
-   */
-  async function partnerClaimsOf(authorization: string | undefined): Promise<PartnerClaims | null> {
-    try {
-      const token = bearerToken(authorization);
-      if (token === null || token.startsWith(ADMIN_KEY_PREFIX)) return null;
-      return await verifyPartnerToken(token, services.keys, services.issuer);
-    } catch {
-      return null;
-    }
-  }
-
   /** `seen` is what the request showed of its caller, for the request's log line. */
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: Caller): Promise<void> {
     const method = req.method ?? "GET";
@@ -213,7 +196,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
         return;
       }
-      const claims = await partnerClaimsOf(req.headers.authorization);
+      const claims = await verifiedPartnerClaims(services, req.headers.authorization);
       const authenticate = async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
         seen.principal = principal;
@@ -247,7 +230,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
-      const claims = await partnerClaimsOf(req.headers.authorization);
+      const claims = await verifiedPartnerClaims(services, req.headers.authorization);
       return admitted(
         req,
         res,

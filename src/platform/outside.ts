@@ -1,4 +1,5 @@
 import { ApiError } from "./errors.js";
+import { KeyedCounts } from "./counts.js";
 
 /**
  * Runs `fn`, which waits on something outside our database (a partner's webhook receiver, a DNS lookup of its host),
@@ -15,7 +16,7 @@ export const waitInline: WaitOutside = (fn) => fn();
  * before it changes anything, so one Application's slow receiver or DNS cannot tie up what other tenants need.
  */
 export class OutsideCalls {
-  private readonly inFlight = new Map<string, number>();
+  private readonly inFlight = new KeyedCounts();
 
   constructor(
     private readonly max: number,
@@ -25,8 +26,7 @@ export class OutsideCalls {
 
   /** Counts one call of the Application until the returned function is called (once); 429 when it has `max` already. */
   admit(applicationId: string): () => void {
-    const n = this.inFlight.get(applicationId) ?? 0;
-    if (n >= this.max) {
+    if (this.inFlight.of(applicationId) >= this.max) {
       throw new ApiError(
         "RATE_LIMIT_EXCEEDED",
         `This Application already has ${this.max} calls out to its webhook receivers or their hosts in flight (webhook tests, URL checks); retry once they end.`,
@@ -34,14 +34,12 @@ export class OutsideCalls {
         { "retry-after": String(this.retryAfterSeconds) },
       );
     }
-    this.inFlight.set(applicationId, n + 1);
+    this.inFlight.add(applicationId);
     let left = false;
     return () => {
       if (left) return;
       left = true;
-      const now = (this.inFlight.get(applicationId) ?? 1) - 1;
-      if (now === 0) this.inFlight.delete(applicationId);
-      else this.inFlight.set(applicationId, now);
+      this.inFlight.remove(applicationId);
     };
   }
 
@@ -57,8 +55,6 @@ export class OutsideCalls {
 
   /** Calls in flight, all Applications together (for /metrics). */
   get size(): number {
-    let total = 0;
-    for (const n of this.inFlight.values()) total += n;
-    return total;
+    return this.inFlight.total;
   }
 }

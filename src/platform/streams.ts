@@ -1,4 +1,5 @@
 import { ApiError } from "./errors.js";
+import { KeyedCounts } from "./counts.js";
 import type { Principal } from "./auth/principal.js";
 
 /**
@@ -9,7 +10,7 @@ import type { Principal } from "./auth/principal.js";
  */
 export class LiveStreams {
   private open = 0;
-  private readonly byApplication = new Map<string, number>();
+  private readonly byApplication = new KeyedCounts();
 
   constructor(
     private readonly max: number,
@@ -22,8 +23,7 @@ export class LiveStreams {
       throw new ApiError("SERVICE_UNAVAILABLE", `This process serves ${this.max} live streams already; retry shortly.`, undefined, { "retry-after": "5" });
     }
     const app = principal.kind === "partner" ? principal.applicationId : null;
-    const held = app === null ? 0 : (this.byApplication.get(app) ?? 0);
-    if (app !== null && held >= this.perApplication) {
+    if (app !== null && this.byApplication.of(app) >= this.perApplication) {
       throw new ApiError(
         "RATE_LIMIT_EXCEEDED",
         `This Application already holds ${this.perApplication} live streams on this process; close one (or resume one with \`after\`) before opening another.`,
@@ -32,16 +32,13 @@ export class LiveStreams {
       );
     }
     this.open++;
-    if (app !== null) this.byApplication.set(app, held + 1);
+    if (app !== null) this.byApplication.add(app);
     let closed = false;
     return () => {
       if (closed) return;
       closed = true;
       this.open--;
-      if (app === null) return;
-      const left = (this.byApplication.get(app) ?? 1) - 1;
-      if (left === 0) this.byApplication.delete(app);
-      else this.byApplication.set(app, left);
+      if (app !== null) this.byApplication.remove(app);
     };
   }
 

@@ -2,8 +2,7 @@ import { ApiError } from "../errors.js";
 import { safeEqual } from "../crypto/hash.js";
 import { activeAdminKey, ADMIN_KEY_PREFIX } from "./admin-keys.js";
 import type { Services } from "../services.js";
-import type { PartnerPrincipal, Principal } from "./principal.js";
-import type { PartnerClaims } from "./principal.js";
+import type { PartnerClaims, PartnerPrincipal, Principal } from "./principal.js";
 import { verifyPartnerToken } from "./tokens.js";
 
 /** Extracts the bearer credential; the scheme is matched case-insensitively (RFC 6750). */
@@ -40,4 +39,20 @@ export async function resolvePrincipal(
   const configured = services.config.ADMIN_API_KEY;
   if (configured && safeEqual(token, configured)) return CONFIGURED_ADMIN;
   return admit(verified ?? (await verifyPartnerToken(token, services.keys, services.issuer)));
+}
+
+/**
+ * The claims of a partner token that verifies (signature, issuer, expiry: no database), or null for anything else
+ * (no credential, an admin key, a token that does not verify), which resolvePrincipal then answers as it always
+ * does. The HTTP adapter asks before a request takes an admission slot, to count the slot against its Application,
+ * and hands the claims to resolvePrincipal so the token is verified once.
+ */
+export async function verifiedPartnerClaims(services: Services, authorization: string | undefined): Promise<PartnerClaims | null> {
+  try {
+    const token = bearerToken(authorization);
+    if (token === null || token.startsWith(ADMIN_KEY_PREFIX)) return null;
+    return await verifyPartnerToken(token, services.keys, services.issuer);
+  } catch {
+    return null;
+  }
 }
