@@ -54,6 +54,9 @@ export const insufficientScope = (scope: string, what = "This operation") =>
     `${what} needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`,
   );
 
+/** The one answer to a PRODUCTION token at a sandbox operation, REST route or GraphQL field alike. */
+export const sandboxOnly = () => new ApiError("FORBIDDEN", "Sandbox operations answer SANDBOX tokens only: use your sandbox credentials.");
+
 /** Overload or a database that cannot serve right now: the client retries after `Retry-After` seconds. */
 export const serviceUnavailable = (detail: string, retryAfterSeconds = 1) =>
   new ApiError("SERVICE_UNAVAILABLE", `${detail} Retry after ${retryAfterSeconds} s.`, undefined, { "retry-after": String(retryAfterSeconds) });

@@ -1,5 +1,4 @@
 import type { DocumentNode } from "graphql";
-import type { Scope } from "./auth/scopes.js";
 import type { PartnerPrincipal } from "./auth/principal.js";
 import type { OperationInput } from "./validate.js";
 import type { TadaDocumentNode } from "./schema/typed.js";
@@ -38,7 +37,10 @@ export interface ResponseSpec {
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
 
-/** What a route declares besides its operation: path, inputs, scope and the HTTP answer. */
+/**
+ * What a route declares besides its operation: path, inputs and the HTTP answer. Who may call it is its GraphQL
+ * field's `authScopes`, read by src/rest/authorization.ts.
+ */
 interface RouteSpec {
   operationId: string;
   method: HttpMethod;
@@ -47,10 +49,6 @@ interface RouteSpec {
   tag: string;
   summary: string;
   description?: string;
-  /** Scope the token must carry; null: any valid partner token (sandbox routes). */
-  scope: Scope | null;
-  /** Only SANDBOX tokens may call it; PRODUCTION tokens get 403 FORBIDDEN. */
-  sandboxOnly?: boolean;
   /** The operation's inputs (./validate.ts), which its GraphQL resolver checks with too. */
   pathParams?: OperationInput;
   query?: OperationInput;

@@ -585,7 +585,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     problem: {
       summary: "A PRODUCTION token",
       code: "FORBIDDEN",
-      detail: "Sandbox routes answer SANDBOX tokens only: use your sandbox credentials.",
+      detail: "Sandbox operations answer SANDBOX tokens only: use your sandbox credentials.",
       instance: "/public/v1/sandbox/seed",
     },
   },

@@ -9,6 +9,7 @@ import * as webhookSchemas from "../modules/webhooks/schemas.js";
 import type { JsonSchema } from "../platform/json.js";
 import { acceptsIdempotencyKey, type Route, type ResponseSpec } from "../platform/route.js";
 import { attachExamples } from "./openapi-attach.js";
+import { authorizedRoutes, type AuthorizedRoute } from "./authorization.js";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 import { SelectionSchemas } from "./openapi-selection.js";
 import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
@@ -142,7 +143,7 @@ function responseSchema(route: Route, response: ResponseSpec, selections: Select
   return ref("schemas", name);
 }
 
-function operationOf(route: Route, registry: SchemaRegistry, selections: SelectionSchemas, named: Record<string, JsonSchema>): OpenApiOperation {
+function operationOf(route: AuthorizedRoute, registry: SchemaRegistry, selections: SelectionSchemas, named: Record<string, JsonSchema>): OpenApiOperation {
   const parameters: JsonSchema[] = [];
   for (const [name, schema] of Object.entries(route.pathParams?.properties ?? {})) parameters.push(parameter(name, "path", schema, true, registry));
   const required = new Set(route.query?.required ?? []);
@@ -216,7 +217,7 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
   };
   platform(true);
   const named: Record<string, JsonSchema> = {};
-  for (const route of routes) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections, named));
+  for (const route of authorizedRoutes(schema, routes)) add(route.path, route.method.toLowerCase(), operationOf(route, registry, selections, named));
   for (const name of Object.keys(named)) {
     if (name in ownSchemas || name in selections.components || name in registry.components)
       throw new Error(`response component ${name} collides with another component`);

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { GraphQLSchema } from "graphql";
-import { ApiError, insufficientScope, invalidRequest } from "../platform/errors.js";
+import { ApiError, insufficientScope, invalidRequest, sandboxOnly } from "../platform/errors.js";
 import type { PartnerPrincipal, Principal } from "../platform/auth/principal.js";
 import { createContext } from "../platform/schema/context.js";
 import { operationCallsOut } from "../platform/schema/commands.js";
@@ -11,10 +11,11 @@ import { parseJsonBody, requestBody } from "../platform/http/body.js";
 import { send } from "../platform/http/response.js";
 import { pickDeclared, queryOf } from "./validate.js";
 import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
+import { authorizedRoutes, type AuthorizedRoute } from "./authorization.js";
 import type { Route, RouteInput, RouteResult, RunOperation } from "../platform/route.js";
 
 interface CompiledRoute {
-  route: Route;
+  route: AuthorizedRoute;
   pattern: RegExp;
   paramNames: string[];
   /** Literal segments in the template: among routes matching a path, the one with most wins. */
@@ -88,7 +89,7 @@ export class RestRouter {
     private readonly middleware: RouteMiddleware[] = [],
     private readonly runOperation: OperationRunner = (op, ctx) => runDocument(schema, op.document, op.variables, ctx),
   ) {
-    this.compiled = routes.map((route) => {
+    this.compiled = authorizedRoutes(schema, routes).map((route) => {
       const { pattern, paramNames } = compilePath(route.path);
       checkDocument(schema, route.document, route.operationId);
       return {
@@ -187,19 +188,23 @@ export class RestRouter {
     send(r.res, result.status ?? route.status, result.body, result.headers);
   }
 
-  private authorize(route: Route, principal: Principal): PartnerPrincipal {
+  /**
+   * The route's field decides again when the operation runs; deciding here first, from the same declaration, refuses
+   * a caller before its body is read.
+   */
+  private authorize(route: AuthorizedRoute, principal: Principal): PartnerPrincipal {
     if (principal.kind === "anonymous") {
       throw new ApiError("UNAUTHORIZED", "This route needs an access token: send Authorization: Bearer <access_token> (get one at POST /partner/auth/token).");
     }
     if (principal.kind !== "partner") throw new ApiError("FORBIDDEN", "The public API is for partner tokens; administrators use /graphql.");
     if (route.sandboxOnly && principal.environment !== "SANDBOX") {
-      throw new ApiError("FORBIDDEN", "Sandbox routes answer SANDBOX tokens only: use your sandbox credentials.");
+      throw sandboxOnly();
     }
     if (route.scope && !principal.scopes.has(route.scope)) throw insufficientScope(route.scope);
     return principal;
   }
 
-  get routes(): Route[] {
+  get routes(): AuthorizedRoute[] {
     return this.compiled.map((c) => c.route);
   }
 }

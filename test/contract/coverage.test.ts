@@ -8,10 +8,13 @@ import { acceptsIdempotencyKey } from "../../src/platform/route.js";
 import { buildOpenApi, COMMON_ERROR_STATUSES, operationIds } from "../../src/rest/openapi.js";
 import { schema } from "../../src/graphql/schema.js";
 import type { JsonSchema } from "../../src/platform/json.js";
-import { routes } from "../../src/rest/routes.js";
+import { routes as routeRows } from "../../src/rest/routes.js";
+import { authorizedRoutes } from "../../src/rest/authorization.js";
 
 /** The document covers the route table exactly, and states the product rules partners rely on. */
 
+/** The route table as the router uses it: each row with who may call it, read off its GraphQL field. */
+const routes = authorizedRoutes(schema, routeRows);
 const doc = buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl);
 const resolve = <T extends JsonSchema>(v: JsonSchema, kind: "parameters" | "responses"): T =>
   (typeof v.$ref === "string" ? doc.components[kind][v.$ref.split("/").pop() as string] : v) as T;

@@ -74,7 +74,6 @@ describe("request hardening", () => {
       path: "/public/v1/probe/{id}",
       tag: "Probe",
       summary: "probe",
-      scope: null,
       pathParams: idPath,
       document: typed("query probe { store { id } }"),
       variables: () => ({}),

@@ -24,7 +24,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "List categories",
     description: "Active categories in display order (position, then id). Not paginated: the body is `{ data }` only.",
-    scope: "catalog:read",
     document: graphql("query listCategories { categories { ...Category } }", [CategoryFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: { data: data.categories } }),
@@ -42,7 +41,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "List products",
     description: "Every product, paused ones included (isActive false), in menu order: category position, then name, then id.",
-    scope: "catalog:read",
     query: listProductsInput,
     document: graphql(
       `query listProducts($limit: Int, $cursor: String) {
@@ -65,7 +63,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "Get a product",
     description: "The product with its variations and additionals (price, min/max choices, availability).",
-    scope: "catalog:read",
     pathParams: idPath,
     document: graphql(`query getProductById($id: ID!) { product(id: $id) { ...ProductDetail } }`, [ProductDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
@@ -81,7 +78,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "Pause or resume a product",
     description: "A paused product cannot be ordered. Changes within the aggregation window are reported as one catalog.updated per product and action.",
-    scope: "catalog:write",
     pathParams: idPath,
     body: productStatusInput,
     document: graphql(`mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ...Product } }`, [

@@ -22,7 +22,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "List customers",
     description: "By name, then id. With updated_since: only customers changed at or after it, oldest change first (updatedAt, then id).",
-    scope: "customers:read",
     query: listCustomersInput,
     document: graphql(
       `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
@@ -50,7 +49,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "Get a customer",
     description: "The list fields plus the delivery addresses and a summary of the customer's orders.",
-    scope: "customers:read",
     pathParams: idPath,
     document: graphql(`query getCustomerById($id: ID!) { customer(id: $id) { ...CustomerDetail } }`, [CustomerDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
@@ -66,7 +64,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "Create a customer",
     description: "Emits customer.created.",
-    scope: "customers:write",
     body: createCustomerInput,
     document: graphql(`mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ...Customer } }`, [CustomerFragment]),
     variables: ({ body }) => ({ input: body }),
@@ -81,7 +78,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "Update a customer",
     description: "Changes only the fields sent (null clears phone or email) and emits customer.updated.",
-    scope: "customers:write",
     pathParams: idPath,
     body: updateCustomerInput,
     document: graphql(`mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ...Customer } }`, [

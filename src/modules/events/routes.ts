@@ -8,9 +8,9 @@ const SEQUENCE_TEXT = { type: "string", pattern: "^\\d+$", description: "The seq
 export const StoreEventFragment = graphql(`fragment StoreEvent on StoreEvent { eventId eventType timestamp tenantId sequence data }`);
 
 /**
- * The event feed: the envelopes webhooks carry, read back in the store's sequence order. No scope of its own
- * (`scope: null`, and not sandbox-only): each event type needs its read scope, and the operation leaves out the
- * types the token lacks.
+ * The event feed: the envelopes webhooks carry, read back in the store's sequence order. No scope of its own (its
+ * fields let any partner token in): each event type needs its read scope, and the operation leaves out the types
+ * the token lacks.
  */
 export const eventRoutes = [
   defineRoute({
@@ -25,7 +25,6 @@ export const eventRoutes = [
       "is the last sequence read, so polling with it returns only newer events). An `after` above the store's latest sequence " +
       "(another store's, say) is 400 INVALID_REQUEST on `after`, so a reader never waits on a cursor the store has not reached. Each event type needs its read scope " +
       "(orders:read for order.*, …); types the token lacks are left out. Events are kept EVENT_RETENTION_DAYS days.",
-    scope: null,
     query: listEventsInput,
     document: graphql(
       `query listEvents($after: String, $types: [String!], $limit: Int) {
@@ -69,7 +68,6 @@ export const eventRoutes = [
     tag: "Events",
     summary: "Get one event (extension to the contract)",
     description: "The envelope as webhooks deliver it, with its sequence. Another store's event, or one of a type the token's scopes do not cover, is 404.",
-    scope: null,
     pathParams: eventIdPath,
     document: graphql(`query getEventById($id: ID!) { event(id: $id) { ...StoreEvent } }`, [StoreEventFragment]),
     variables: ({ path }) => ({ id: path.eventId }),

@@ -44,7 +44,6 @@ export const orderRoutes = [
     description:
       "Newest first (createdAt, then id). With updated_since: only orders changed at or after it, oldest change first " +
       "(updatedAt, then id), to reconcile after missed webhooks.",
-    scope: "orders:read",
     query: listOrdersInput,
     document: graphql(
       `query listOrders($limit: Int, $cursor: String, $status: OrderStatus, $updatedSince: DateTime) {
@@ -72,7 +71,6 @@ export const orderRoutes = [
     tag: "Orders",
     summary: "Get an order",
     description: "The list fields plus statusHistory, scheduledFor, notes, couponCode and cancellationReason.",
-    scope: "orders:read",
     pathParams: idPath,
     document: graphql(`query getOrderById($id: ID!) { order(id: $id) { ...OrderDetail } }`, [OrderDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
@@ -91,7 +89,6 @@ export const orderRoutes = [
       "Creates an order in PENDING and emits order.created (plus customer.created when `customer` creates one). " +
       "Prices come from the catalog: unitPrice or total sent by the client are ignored. An unknown or paused product, " +
       "an unknown customerId or payments that do not add up to the total are 422.",
-    scope: "orders:write",
     body: createOrderInput,
     document: graphql(`mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...OrderDetail } }`, [OrderDetailFragment]),
     variables: ({ body }) => ({ input: body }),
@@ -111,7 +108,6 @@ export const orderRoutes = [
       "Any non-final status → CANCELLED with a reason. Other moves, including to the current status, are 422 with " +
       'errors[{ field: "status", code: "INVALID_TRANSITION", from, to }]. Each move emits its event; DELIVERED also emits order.completed. ' +
       "Of two concurrent changes one wins; the other is 409.",
-    scope: "orders:write",
     pathParams: idPath,
     body: orderStatusInput,
     document: graphql(

@@ -19,7 +19,7 @@ const SCENARIO_VALUES = {
   cancelled: "CANCELLED",
 } as const satisfies Record<Scenario, Uppercase<Scenario>>;
 
-/** SANDBOX tokens only, no write scope needed, so partners test without write scopes (firing an event needs its read scope). */
+/** Their fields let SANDBOX tokens in with no write scope, so partners test without write scopes (firing an event needs its read scope). */
 export const sandboxRoutes = [
   defineRoute({
     operationId: "seedSandbox",
@@ -29,8 +29,6 @@ export const sandboxRoutes = [
     summary: "Fill the sandbox store with a fake catalog and customers",
     description:
       "Deterministic data: categories, products with variations and additionals, customers. Calling it again duplicates nothing. Answers the store's counts.",
-    scope: null,
-    sandboxOnly: true,
     document: graphql("mutation seedSandbox { sandboxSeed { ...SeedResult } }", [SeedResultFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: data.sandboxSeed }),
@@ -48,8 +46,6 @@ export const sandboxRoutes = [
       "order.cancelled for `cancelled`. A store with no catalog is seeded first. The order is PENDING except for `cancelled`. " +
       "`overrides` (extension to the contract) replaces the scenario's items, customer, notes, scheduledFor, delivery fee or " +
       "discount, checked as on POST /orders: an unknown product, or a discount above subtotal plus fee, is 422.",
-    scope: null,
-    sandboxOnly: true,
     body: sandboxOrderInput,
     document: graphql(
       `mutation createSandboxOrder($scenario: SandboxScenario!, $overrides: SandboxOrderOverrides) {
@@ -79,8 +75,6 @@ export const sandboxRoutes = [
       "for customer.*, orders:read for order.*, catalog:read, merchant:read for store.updated): otherwise 403 INSUFFICIENT_SCOPE naming it, " +
       "and nothing changes. Answers 201 with the event, except catalog.updated, which is aggregated " +
       "over a window (CATALOG_EVENT_WINDOW_MS): 202 with the change `{ action, itemId, itemType }` that will produce it.",
-    scope: null,
-    sandboxOnly: true,
     body: sandboxEventInput,
     document: graphql(
       `mutation fireSandboxEvent($type: String!) {

@@ -18,7 +18,6 @@ export const storeRoutes = [
     path: "/public/v1/store",
     tag: "Store",
     summary: "The token's store profile",
-    scope: "merchant:read",
     document: graphql(`query getStore { store { ...Store } }`, [StoreFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: data.store }),

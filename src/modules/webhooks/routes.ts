@@ -61,7 +61,6 @@ export const webhookRoutes = [
     description:
       "The signing secret is returned only here. At most 20 endpoints per application and store; each event type needs its read scope; " +
       "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
-    scope: "webhooks:manage",
     body: createWebhookEndpointInput,
     document: graphql(
       `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ...WebhookEndpointCreated } }`,
@@ -79,7 +78,6 @@ export const webhookRoutes = [
     path: "/public/v1/webhooks",
     tag: "Webhooks",
     summary: "List webhook endpoints",
-    scope: "webhooks:manage",
     document: graphql("query listWebhookEndpoints { webhookEndpoints { ...WebhookEndpoint } }", [WebhookEndpointFragment]),
     variables: () => ({}),
     respond: (data) => ({ body: data.webhookEndpoints }),
@@ -93,7 +91,6 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "List recent webhook deliveries",
     description: 'Newest first. The next page\'s cursor is in the X-Next-Cursor and Link (rel="next") headers, both absent on the last page.',
-    scope: "webhooks:manage",
     query: listWebhookDeliveriesInput,
     document: graphql(
       `query listWebhookDeliveries($status: WebhookDeliveryStatus, $endpointId: ID, $eventType: String, $limit: Int, $cursor: String) {
@@ -126,7 +123,6 @@ export const webhookRoutes = [
     path: `${DELIVERIES_PATH}/{deliveryId}`,
     tag: "Webhooks",
     summary: "Get one webhook delivery (extension to the contract)",
-    scope: "webhooks:manage",
     pathParams: deliveryIdPath,
     description: "With `payload`, the envelope sent (the same on every attempt).",
     document: graphql(`query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ...WebhookDelivery payload } }`, [WebhookDeliveryFragment]),
@@ -145,7 +141,6 @@ export const webhookRoutes = [
     description:
       "Oldest first: each attempt's number, trigger (SCHEDULED, REPLAY, RECOVER, TEST or BACKFILL), start, duration, HTTP status, error, the headers sent " +
       "and up to 4 KiB of the receiver's response body.",
-    scope: "webhooks:manage",
     pathParams: deliveryIdPath,
     document: graphql(`query listWebhookDeliveryAttempts($id: ID!) { webhookDelivery(id: $id) { attemptLog { ...WebhookAttempt } } }`, [
       WebhookAttemptFragment,
@@ -169,7 +164,6 @@ export const webhookRoutes = [
     description:
       "Allowed in any status (for example from the dead-letter queue). Queues one attempt now with the same eventId and answers with the delivery in status PENDING; " +
       "success makes it DELIVERED, failure returns a dead letter to DEAD_LETTER and anything else to FAILED, keeping any scheduled retries.",
-    scope: "webhooks:manage",
     pathParams: deliveryIdPath,
     document: graphql(`mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.deliveryId }),
@@ -184,7 +178,6 @@ export const webhookRoutes = [
     path: "/public/v1/webhooks/{id}",
     tag: "Webhooks",
     summary: "Get a webhook endpoint",
-    scope: "webhooks:manage",
     pathParams: idPath,
     document: graphql(`query getWebhookEndpointById($id: ID!) { webhookEndpoint(id: $id) { ...WebhookEndpoint } }`, [WebhookEndpointFragment]),
     variables: ({ path }) => ({ id: path.id }),
@@ -204,7 +197,6 @@ export const webhookRoutes = [
       "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed), " +
       "unless an administrator set it INACTIVE: then ACTIVE is 403 FORBIDDEN until an administrator re-enables it (url and events still change). " +
       "The secret, the history and the delivery log are kept.",
-    scope: "webhooks:manage",
     pathParams: idPath,
     body: updateWebhookEndpointInput,
     document: graphql(
@@ -232,7 +224,6 @@ export const webhookRoutes = [
       "when nothing else is left in the window it is 422 EVENT_EXPIRED. They are sent at the endpoint's pace; while the endpoint has 100 " +
       "(WEBHOOK_RECOVER_MAX) deliveries waiting to be sent, a call queues nothing and is 429 with Retry-After, the seconds its pace needs for " +
       "them (a call queues only what room is left). 422 when the endpoint is INACTIVE.",
-    scope: "webhooks:manage",
     pathParams: idPath,
     body: recoverWebhookDeliveriesInput,
     document: graphql(
@@ -262,7 +253,6 @@ export const webhookRoutes = [
       "endpoint's pace; while the endpoint has 100 (WEBHOOK_RECOVER_MAX) deliveries waiting to be sent, a call queues nothing and is 429 " +
       "with Retry-After (a call queues only what room is left). 400 when afterSequence is past the store's latest event; 422 when the " +
       "endpoint is INACTIVE.",
-    scope: "webhooks:manage",
     pathParams: idPath,
     body: backfillWebhookEndpointInput,
     document: graphql(
@@ -284,7 +274,6 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Delete a webhook endpoint",
     description: "Also deletes its delivery history; queued attempts are dropped.",
-    scope: "webhooks:manage",
     pathParams: idPath,
     document: graphql(`mutation deleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) }`),
     variables: ({ path }) => ({ id: path.id }),
@@ -302,7 +291,6 @@ export const webhookRoutes = [
     description:
       "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery. " +
       "An Application has at most 2 tests (WEBHOOK_TEST_CONCURRENCY) in flight; one more is 429 RATE_LIMIT_EXCEEDED with Retry-After and sends nothing.",
-    scope: "webhooks:manage",
     pathParams: idPath,
     document: graphql(`mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.id }),
@@ -319,7 +307,6 @@ export const webhookRoutes = [
     summary: "Rotate the signing secret (extension to the contract)",
     description:
       "Returns a new secret, shown once. For 24 hours every delivery carries two signatures, t=…,v1=<new>,v1=<old>, so receivers can switch without missing one.",
-    scope: "webhooks:manage",
     pathParams: idPath,
     document: graphql(`mutation rotateWebhookEndpointSecret($id: ID!) { rotateWebhookEndpointSecret(id: $id) { ...WebhookSecretRotated } }`, [
       WebhookSecretRotatedFragment,

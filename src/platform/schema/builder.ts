@@ -7,7 +7,7 @@ import { getDatamodel } from "../../generated/pothos-types.js";
 import type { Scope } from "../auth/scopes.js";
 import { isAdminRole, roleAllows } from "../auth/admin-keys.js";
 import type { AdminRole } from "../db/prisma.js";
-import { ApiError, insufficientScope } from "../errors.js";
+import { ApiError, insufficientScope, sandboxOnly } from "../errors.js";
 import { INSTANT_RULE, parseInstant } from "../input.js";
 import type { Context } from "./context.js";
 
@@ -69,6 +69,7 @@ export const builder = new SchemaBuilder<{
       }
       const scope = failures.find((f) => f.scope === "scope" || f.scope === "anyScope");
       if (scope) return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.join(" or ") : String(scope.parameter));
+      if (failures.some((f) => f.scope === "sandbox")) return sandboxOnly();
       return new ApiError("FORBIDDEN", "This credential may not use this field.");
     },
   },

@@ -1,0 +1,53 @@
+import { Kind, type DocumentNode, type GraphQLSchema } from "graphql";
+import { isScope, type Scope } from "../platform/auth/scopes.js";
+import { isRecord } from "../platform/json.js";
+import type { Route } from "../platform/route.js";
+
+/** Who among partner tokens may call a route: read off its GraphQL field, never written on the row. */
+export interface PartnerRule {
+  /** The scope the token must carry; null: any valid partner token. */
+  scope: Scope | null;
+  /** Only SANDBOX tokens may call it; PRODUCTION tokens get 403 FORBIDDEN. */
+  sandboxOnly: boolean;
+}
+
+export type AuthorizedRoute = Route & PartnerRule;
+
+/**
+ * The partner's part of a field's `authScopes` (Pothos keeps the field's options in its extensions): a field
+ * passes when any one of its scopes does, and administrators' roles do not reach REST. Only the plain forms the
+ * fields use are read; anything else stops the process at start rather than guess.
+ */
+function fieldRule(authScopes: unknown, where: string): PartnerRule {
+  if (!isRecord(authScopes)) throw new Error(`${where}: its authScopes must be a plain object for a REST route to read them`);
+  const { scope, partner, sandbox, anyScope } = authScopes;
+  if (anyScope !== undefined) throw new Error(`${where}: anyScope cannot be said as one OAuth scope`);
+  if (partner === true) return { scope: null, sandboxOnly: false };
+  if (typeof scope === "string" && isScope(scope) && sandbox === undefined) return { scope, sandboxOnly: false };
+  if (sandbox === true && scope === undefined) return { scope: null, sandboxOnly: true };
+  throw new Error(`${where}: no partner token may use it, or its rule mixes a scope with sandbox`);
+}
+
+/** The rule of the operation's root fields, which must all agree: a route answers with one 403 or none. */
+export function partnerRule(schema: GraphQLSchema, document: DocumentNode, operationId: string): PartnerRule {
+  const rules: PartnerRule[] = [];
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    const root = schema.getRootType(definition.operation);
+    for (const selection of definition.selectionSet.selections) {
+      if (selection.kind !== Kind.FIELD || selection.name.value.startsWith("__")) continue;
+      const field = root?.getFields()[selection.name.value];
+      const options = field?.extensions.pothosOptions;
+      rules.push(fieldRule(isRecord(options) ? options.authScopes : undefined, `${operationId} (${selection.name.value})`));
+    }
+  }
+  const [first, ...rest] = rules;
+  if (!first) throw new Error(`${operationId}: its document selects no field`);
+  if (rest.some((r) => r.scope !== first.scope || r.sandboxOnly !== first.sandboxOnly))
+    throw new Error(`${operationId}: its root fields need different scopes`);
+  return first;
+}
+
+/** The route table with each row's rule attached, as the router and the OpenAPI document use it. */
+export const authorizedRoutes = (schema: GraphQLSchema, routes: Route[]): AuthorizedRoute[] =>
+  routes.map((route) => ({ ...route, ...partnerRule(schema, route.document, route.operationId) }));
