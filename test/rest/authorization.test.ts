@@ -29,7 +29,9 @@ describe("a route's rule is its field's", () => {
   });
 
   it("refuses at start an operation whose root fields need different scopes", () => {
-    expect(() => partnerRule(schema, typed("query { orders(limit: 1) { data { id } } customers(limit: 1) { data { id } } }"), "mixed")).toThrow(/different scopes/);
+    expect(() => partnerRule(schema, typed("query { orders(limit: 1) { data { id } } customers(limit: 1) { data { id } } }"), "mixed")).toThrow(
+      /different scopes/,
+    );
   });
 });
 
