@@ -1,4 +1,5 @@
 import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/prisma.js";
+import { keyset, type KeysetTerm, type SortKey } from "../../platform/schema/pagination.js";
 import { orderTreeSql } from "./tree.js";
 
 /** A catalog product as an order prices it: the additionals are matched by name. */
@@ -35,10 +36,7 @@ export const drawOrderNumber = (storeId: string, productIds: string[], customerI
       exists(select 1 from "Customer" c where c.id = ${customerId}::uuid and c."storeId" = ${storeId}::uuid) as "customerKnown"`;
 
 /** A column an order page sorts by, and its direction. */
-export interface OrderSortKey {
-  field: "createdAt" | "updatedAt" | "id";
-  direction: "asc" | "desc";
-}
+export type OrderSortKey = SortKey<"createdAt" | "updatedAt" | "id">;
 
 /** The filters of an order page: the store, and those the list's arguments add. */
 export interface OrderPageFilter {
@@ -49,23 +47,25 @@ export interface OrderPageFilter {
 
 /**
  * One page of a store's orders, as trees (./tree.ts): `take` rows in `sort` order, strictly after `cursor` (the cursor order's
- * sort columns) when given. The keyset condition is `a <= x AND (a < x OR (a = x AND b < y))` (for a descending
- * sort): its leading bound lets the (storeId, sort…) index start at the cursor, so a deep page costs a first page.
+ * sort columns) when given, by the one keyset rule (`keyset`, src/platform/schema/pagination.ts): its leading bound
+ * lets the (storeId, sort…) index start at the cursor, so a deep page costs a first page.
  */
 export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], cursor: Record<string, unknown> | undefined, take: number, history: boolean) {
   const where = [Prisma.sql`o."storeId" = ${filter.storeId}::uuid`];
   if (filter.status) where.push(Prisma.sql`o."status" = ${filter.status}::"OrderStatus"`);
   if (filter.updatedSince) where.push(Prisma.sql`o."updatedAt" >= ${filter.updatedSince.toISOString()}::timestamptz`);
   if (cursor) {
-    const column = (k: OrderSortKey) => Prisma.raw(`o."${k.field}"`);
-    const value = (k: OrderSortKey) => (k.field === "id" ? Prisma.sql`${String(cursor.id)}::uuid` : Prisma.sql`${instant(cursor[k.field])}::timestamptz`);
-    const past = (k: OrderSortKey) => Prisma.raw(k.direction === "asc" ? ">" : "<");
-    const [lead] = sort;
-    const or = sort.map((key, i) =>
-      Prisma.join([...sort.slice(0, i).map((k) => Prisma.sql`${column(k)} = ${value(k)}`), Prisma.sql`${column(key)} ${past(key)} ${value(key)}`], " and "),
+    const value = (field: OrderSortKey["field"]) =>
+      field === "id" ? Prisma.sql`${String(cursor.id)}::uuid` : Prisma.sql`${instant(cursor[field])}::timestamptz`;
+    const term = (t: KeysetTerm<OrderSortKey["field"]>) => Prisma.sql`${Prisma.raw(`o."${t.field}" ${t.op}`)} ${value(t.field)}`;
+    const { lead, or } = keyset(sort);
+    where.push(term(lead));
+    where.push(
+      Prisma.sql`(${Prisma.join(
+        or.map((terms) => Prisma.join(terms.map(term), " and ")),
+        " or ",
+      )})`,
     );
-    where.push(Prisma.sql`${column(lead)} ${Prisma.raw(lead.direction === "asc" ? ">=" : "<=")} ${value(lead)}`);
-    where.push(Prisma.sql`(${Prisma.join(or, " or ")})`);
   }
   const orderBy = Prisma.raw(sort.map((k) => `o."${k.field}" ${k.direction}`).join(", "));
   return Prisma.sql`select ${Prisma.raw(orderTreeSql(history))} from "Order" o where ${Prisma.join(where, " and ")} order by ${orderBy} limit ${take}::int`;

@@ -22,21 +22,35 @@ export interface Page<T> {
   pagination: Pagination;
 }
 
+/** One comparison of a keyset condition: a sort column against the cursor row's value of it. */
+export interface KeysetTerm<Field extends string = string> {
+  field: Field;
+  op: "=" | ">" | "<" | ">=" | "<=";
+}
+
 /**
- * Builds the Prisma `where` that selects rows strictly after `cursorRow` in `sort` order:
- * a >= x AND ((a > x) OR (a = x AND b > y) OR ...) — the expanded form of a row comparison. The leading
- * `a >= x` is implied by the OR, but only it can bound the index scan: without it PostgreSQL walks the sort index
- * from the first row of the tenant and filters, so a page 500,000 rows deep read 500,000 index entries.
+ * The one keyset rule, for Prisma (`afterCursor`) and SQL (orders' page) alike: rows strictly after the cursor row in
+ * `sort` order are `a >= x AND ((a > x) OR (a = x AND b > y) OR ...)`, the expanded form of a row comparison. The
+ * leading `a >= x` is implied by the OR, but only it can bound the index scan: without it PostgreSQL walks the sort
+ * index from the first row of the tenant and filters, so a page 500,000 rows deep read 500,000 index entries.
  */
+export function keyset<Field extends string>(sort: SortKey<Field>[]): { lead: KeysetTerm<Field>; or: KeysetTerm<Field>[][] } {
+  const past = (k: SortKey<Field>): KeysetTerm<Field> => ({ field: k.field, op: k.direction === "asc" ? ">" : "<" });
+  const [first] = sort;
+  return {
+    lead: { field: first.field, op: first.direction === "asc" ? ">=" : "<=" },
+    or: sort.map((key, i) => [...sort.slice(0, i).map((k): KeysetTerm<Field> => ({ field: k.field, op: "=" })), past(key)]),
+  };
+}
+
+const PRISMA_OPS = { "=": "equals", ">": "gt", "<": "lt", ">=": "gte", "<=": "lte" } as const;
+
+/** The keyset condition after `cursorRow` as a Prisma `where`. */
 export function afterCursor(sort: SortKey[], cursorRow: Record<string, unknown>): Record<string, unknown> {
-  const or = sort.map((key, i) => {
-    const clause: Record<string, unknown> = {};
-    for (const prev of sort.slice(0, i)) clause[prev.field] = cursorRow[prev.field];
-    clause[key.field] = { [key.direction === "asc" ? "gt" : "lt"]: cursorRow[key.field] };
-    return clause;
-  });
-  const [lead] = sort;
-  return { AND: [{ [lead.field]: { [lead.direction === "asc" ? "gte" : "lte"]: cursorRow[lead.field] } }, { OR: or }] };
+  const term = (t: KeysetTerm) => ({ [t.field]: { [PRISMA_OPS[t.op]]: cursorRow[t.field] } });
+  const { lead, or } = keyset(sort);
+  // A branch's columns differ, so its terms merge into one object, as Prisma writes an AND of fields.
+  return { AND: [term(lead), { OR: or.map((terms) => Object.assign({}, ...terms.map(term))) }] };
 }
 
 export function orderByOf(sort: SortKey[]): Record<string, "asc" | "desc">[] {
