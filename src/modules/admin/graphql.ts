@@ -6,7 +6,7 @@ import { pageType } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { listApplicationsInput, listStoresInput } from "./schemas.js";
-import { AddressInput } from "../orders/graphql.js";
+import { AddressInput } from "../store/graphql.js";
 import { idPath } from "../../platform/schemas.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import {

@@ -4,9 +4,9 @@ import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
 import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { AddressRef } from "../store/graphql.js";
+import { AddressInput, AddressRef } from "../store/graphql.js";
 import { NewCustomerInput } from "../customers/graphql.js";
-import type { Address } from "../store/address.js";
+import { storedAddress } from "../store/address.js";
 import { idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
@@ -104,7 +104,7 @@ export const Order = builder.prismaObject("Order", {
       type: AddressRef,
       nullable: true,
       description: "Null for PICKUP orders",
-      resolve: (o) => (o.deliveryAddress as Address | null) ?? null,
+      resolve: (o) => storedAddress(o.deliveryAddress),
     }),
     items: t.relation("items", { query: ITEMS_QUERY }),
     payments: t.relation("payments", { query: PAYMENTS_QUERY }),
@@ -255,18 +255,6 @@ export const OrderItemInput = builder.inputType("OrderItemInput", {
     quantity: t.int({ required: true }),
     notes: t.string(),
     additionals: t.field({ type: [OrderItemAdditionalInput] }),
-  }),
-});
-
-export const AddressInput = builder.inputType("AddressInput", {
-  fields: (t) => ({
-    street: t.string({ required: true }),
-    number: t.string({ required: true }),
-    neighborhood: t.string({ required: true }),
-    city: t.string({ required: true }),
-    state: t.string({ required: true }),
-    postalCode: t.string({ required: true }),
-    complement: t.string(),
   }),
 });
 

@@ -1,5 +1,5 @@
 import { builder } from "../../platform/schema/builder.js";
-import type { Address } from "./address.js";
+import { ADDRESS_FIELD_NAMES, OPTIONAL_ADDRESS_FIELD, storedAddress, type Address, type AddressField } from "./address.js";
 import { tenantOf, type Context } from "../../platform/schema/context.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
@@ -11,15 +11,24 @@ export const StoreStatusEnum = builder.enumType("StoreStatus", { values: STORE_S
 export const EnvironmentEnum = builder.enumType("Environment", { values: ENVIRONMENTS });
 
 export const AddressRef = builder.objectRef<Address>("Address").implement({
-  fields: (t) => ({
-    street: t.exposeString("street"),
-    number: t.exposeString("number"),
-    neighborhood: t.exposeString("neighborhood"),
-    city: t.exposeString("city"),
-    state: t.exposeString("state"),
-    postalCode: t.exposeString("postalCode"),
-    complement: t.string({ nullable: true, resolve: (a) => a.complement ?? null }),
-  }),
+  fields: (t) =>
+    Object.fromEntries(
+      ADDRESS_FIELD_NAMES.map((f) => [f, f === OPTIONAL_ADDRESS_FIELD ? t.string({ nullable: true, resolve: (a) => a[f] ?? null }) : t.exposeString(f)]),
+    ),
+});
+
+/** Written out, as Pothos types an input's fields from the literal; `satisfies` holds it to the address's one list. */
+export const AddressInput = builder.inputType("AddressInput", {
+  fields: (t) =>
+    ({
+      street: t.string({ required: true }),
+      number: t.string({ required: true }),
+      neighborhood: t.string({ required: true }),
+      city: t.string({ required: true }),
+      state: t.string({ required: true }),
+      postalCode: t.string({ required: true }),
+      complement: t.string(),
+    }) satisfies Record<AddressField, unknown>,
 });
 
 interface OpeningHoursShape {
@@ -61,7 +70,7 @@ export const Store = builder.prismaObject("Store", {
     phone: t.exposeString("phone", { nullable: true }),
     isActive: t.exposeBoolean("isActive"),
     status: t.expose("status", { type: StoreStatusEnum }),
-    address: t.field({ type: AddressRef, nullable: true, resolve: (s) => (s.address as Address | null) ?? null }),
+    address: t.field({ type: AddressRef, nullable: true, resolve: (s) => storedAddress(s.address) }),
     openingHours: t.field({ type: [OpeningHoursRef], resolve: (s) => (s.openingHours as OpeningHoursShape[] | null) ?? [] }),
     publicSettings: t.field({
       type: "JSON",
