@@ -19,6 +19,8 @@ import { createPaceStore } from "./platform/pace/stores.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
 import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
 import { postgresWriteMarks, ReadRouter, redisWriteMarks } from "./platform/db/replicas.js";
+import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metrics.js";
+import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -109,7 +111,10 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     const reads = await openReadRouter(config, pool, log);
     closers.push(() => reads.close());
     const streams = new LiveStreams(config.GRAPHQL_MAX_STREAMS, config.GRAPHQL_MAX_STREAMS_PER_APPLICATION);
-    const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer, streams };
+    const metrics = createMetricsRegistry();
+    const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer, streams, metrics };
+    registerPlatformMetrics(metrics, services);
+    registerWebhookMetrics(metrics, services);
     return { services, databaseUrl: database.url, directUrl, close };
   } catch (e) {
     await close().catch(() => undefined);

@@ -1,13 +1,13 @@
 import { run, type Runner } from "graphile-worker";
 import type { Services } from "../src/platform/services.js";
-import type { WorkerMetrics } from "../src/platform/worker-metrics.js";
 import { CRONTAB, taskList } from "./task-list.js";
 import { startCrashRecovery } from "./crash-recovery.js";
 import { createWorkerPool, workerLogger, workerTuning } from "./tuning.js";
 import { startQueueVacuum } from "./queue-vacuum.js";
+import { registerWorkerMetrics } from "./metrics.js";
 
 /** Starts graphile-worker in this process; signals are handled by our own shutdown. */
-export async function startWorker(services: Services, databaseUrl: string, metrics?: WorkerMetrics): Promise<Runner> {
+export async function startWorker(services: Services, databaseUrl: string): Promise<Runner> {
   const log = services.log.child({ component: "worker" });
   const { WORKER_CONCURRENCY, DB_CONNECTION_TIMEOUT_MS } = services.config;
   const pgPool = createWorkerPool(databaseUrl, WORKER_CONCURRENCY, log, DB_CONNECTION_TIMEOUT_MS);
@@ -25,9 +25,7 @@ export async function startWorker(services: Services, databaseUrl: string, metri
     await pgPool.end();
     throw err;
   });
-  metrics?.watchWorker(runner);
-  metrics?.watchAttempts(services);
-  metrics?.watchPace(services.pacer);
+  registerWorkerMetrics(services.metrics, runner);
   const vacuum = startQueueVacuum(runner, pgPool, log);
   void runner.promise
     .finally(() => {

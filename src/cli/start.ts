@@ -6,7 +6,7 @@ import { createLogger, type Logger } from "../platform/log.js";
 import { type Started, startServices } from "../app.js";
 import { schema } from "../graphql/schema.js";
 import { createHttpApp, createHttpServer, listen } from "../http/server.js";
-import { createMetricsServer, Metrics } from "../http/metrics.js";
+import { createMetricsServer } from "../http/metrics.js";
 import { drainServer } from "../http/drain.js";
 import { startWorker } from "../../workers/runner.js";
 import { demoBanner, ensureDemo } from "../modules/admin/demo.js";
@@ -62,9 +62,8 @@ async function serve(config: Config, log: Logger, started: Started): Promise<(si
 
   try {
     const app = role === "worker" ? null : createHttpApp(services, schema);
-    const metrics = app?.metrics ?? new Metrics(services.pool, log);
     if (role !== "api") {
-      worker = await startWorker(services, started.directUrl, metrics);
+      worker = await startWorker(services, started.directUrl);
       workerRunning = true;
       void worker.promise.finally(() => (workerRunning = false)).catch(() => undefined);
     }
@@ -76,7 +75,7 @@ async function serve(config: Config, log: Logger, started: Started): Promise<(si
       if (demo) process.stderr.write(demoBanner(config.PORT === port ? config.publicBaseUrl : `http://${config.HOST}:${port}`, demo));
       log.info({ port, host: config.HOST, role }, "listening");
     } else {
-      server = createMetricsServer(metrics, services, () => workerRunning);
+      server = createMetricsServer(services.metrics, services, () => workerRunning);
       const port = await listenOn(server, config.METRICS_PORT, config.HOST, config.METRICS_PORT === config.PORT ? "PORT" : "METRICS_PORT");
       log.info({ role, port, host: config.HOST, serves: ["/metrics", "/healthz", "/readyz"] }, "worker started");
     }

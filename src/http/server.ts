@@ -84,14 +84,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
   const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
   const { log, config } = services;
-  const metrics = new Metrics(services.pool, log);
-  metrics.watchAttempts(services);
-  metrics.watchGrants(services.grants);
-  metrics.watchOutsideCalls(services.outsideCalls);
-  metrics.watchStreams(services.streams);
+  const metrics = Metrics.of(services.metrics);
   metrics.watchDocuments(documents);
-  metrics.watchPace(services.pacer);
-  metrics.watchReads(services.reads);
   const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
   void services.grants.listen();
   const admission = new Admission(

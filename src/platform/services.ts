@@ -11,6 +11,7 @@ import type { OutsideCalls } from "./outside.js";
 import type { Pacer } from "./pace/pacer.js";
 import type { ReadRouter } from "./db/replicas.js";
 import type { LiveStreams } from "./streams.js";
+import type { Registry } from "prom-client";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -37,4 +38,6 @@ export interface Services {
   pacer: Pacer;
   /** The live streams this process serves (GRAPHQL_MAX_STREAMS, GRAPHQL_MAX_STREAMS_PER_APPLICATION). */
   streams: LiveStreams;
+  /** The process's Prometheus registry: the platform and each domain register their series on it, /metrics exposes it. */
+  metrics: Registry;
 }

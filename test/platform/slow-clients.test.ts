@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
-import { createMetricsServer, Metrics } from "../../src/http/metrics.js";
+import { createMetricsServer } from "../../src/http/metrics.js";
 import { listen } from "../../src/http/server.js";
 
 /** Slow and oversized requests against the real server: bounded, and answered in a way clients can read. */
@@ -71,7 +71,7 @@ describe("slow clients", () => {
   });
 
   it("holds a worker's metrics server to the same bounds", async () => {
-    const server: Server = createMetricsServer(new Metrics(app.services.pool, app.services.log), app.services, () => true);
+    const server: Server = createMetricsServer(app.services.metrics, app.services, () => true);
     try {
       const port = await listen(server, 0, "127.0.0.1");
       const { heldMs } = await trickle(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ", SLOW_HEADERS, HEADERS_TIMEOUT_MS + 5000);
