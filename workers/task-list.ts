@@ -6,6 +6,7 @@ import { cleanupRateLimits } from "./tasks/cleanup-rate-limits.js";
 import { fanOutEvent } from "./tasks/fan-out-event.js";
 import { deliverWebhook } from "./tasks/deliver-webhook.js";
 import { cleanupEvents } from "./tasks/cleanup-events.js";
+import { simulateOrder } from "./tasks/simulate-order.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
@@ -16,6 +17,7 @@ export function taskList(services: Services): TaskList {
     fan_out_event: fanOutEvent(services),
     deliver_webhook: deliverWebhook(services),
     cleanup_events: cleanupEvents(services),
+    simulate_order: simulateOrder(services),
   };
 }
 

@@ -603,6 +603,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
           },
         },
       },
+      simulate: {
+        summary: "A delivery order that then moves on its own, a status every 10 seconds, until DELIVERED",
+        value: { scenario: "delivery", simulate: { until: "DELIVERED", stepSeconds: 10 } },
+      },
     },
     response: one("The delivery scenario's order", ORDER_DETAIL),
     problem: unknownProduct("An override naming a product the catalog does not have", "/public/v1/sandbox/orders", "overrides.items[0].productId"),

@@ -130,7 +130,8 @@ both forms (both order field families, both cursor names); where it left a point
   with \`{ "scenario" }\` (\`delivery\`, \`pickup\`, \`scheduled\`, \`cash\`, \`online_payment\`,
   \`with_discount\`, \`cancelled\`) creates an order through the real order code path, so registered
   webhooks fire; \`overrides\` (extension to the contract) replaces the scenario's items, customer, notes,
-  scheduledFor, delivery fee or discount. Sandbox routes need no scope beyond a valid SANDBOX token
+  scheduledFor, delivery fee or discount; \`simulate: { until, stepSeconds }\` (extension to the contract) then moves
+  the order on its own, a status every \`stepSeconds\`, through the real status change and its webhooks. Sandbox routes need no scope beyond a valid SANDBOX token
   (\`x-sandbox-only\`), except that firing an event (\`POST /public/v1/sandbox/events\`, an extension) needs the
   read scope of its type, as receiving it does.
 `.trim();

@@ -620,6 +620,15 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       },
     },
     {
+      name: "simulate: the order then moves on its own, a status every stepSeconds",
+      run: () => ({ body: { scenario: "pickup", simulate: { until: "READY", stepSeconds: 600 } } }),
+    },
+    {
+      name: "simulate until a status the order does not reach is 422",
+      status: 422,
+      run: () => ({ body: { scenario: "pickup", simulate: { until: "DISPATCHED" } } }),
+    },
+    {
       name: "an unknown product in overrides.items is 422",
       status: 422,
       run: () => ({ body: { scenario: "pickup", overrides: { items: [{ productId: randomUUID(), quantity: 1 }] } } }),

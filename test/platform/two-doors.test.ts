@@ -255,6 +255,15 @@ const cases: Case[] = [
       { field: "overrides.discount", code: "INVALID_VALUE" },
     ],
   },
+  {
+    name: "createSandboxOrder: bad simulate",
+    rest: () => ({ method: "POST", path: "/public/v1/sandbox/orders", body: { scenario: "pickup", simulate: { until: "READY", stepSeconds: 601 } } }),
+    graphql: () => ({
+      query: "mutation($s: SandboxSimulation) { sandboxCreateOrder(scenario: PICKUP, simulate: $s) { id } }",
+      variables: { s: { until: "READY", stepSeconds: 601 } },
+    }),
+    errors: [{ field: "simulate.stepSeconds", code: "OUT_OF_RANGE" }],
+  },
   listCase("orders: limit 0", "/public/v1/orders", "orders", { limit: 0 }, [{ field: "limit", code: "OUT_OF_RANGE" }]),
   listCase("orders: limit 101", "/public/v1/orders", "orders", { limit: 101 }, [{ field: "limit", code: "OUT_OF_RANGE" }]),
   listCase("orders: a cursor it never returned", "/public/v1/orders", "orders", { cursor: "abc" }, [{ field: "cursor", code: "INVALID_CURSOR" }]),

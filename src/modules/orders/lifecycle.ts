@@ -44,6 +44,16 @@ export function allowedFrom(to: OrderStatus): Record<OrderType, OrderStatus[]> {
   return { DELIVERY: from("DELIVERY"), PICKUP: from("PICKUP") };
 }
 
+/**
+ * Every status an order of `type` passes through when nothing is skipped and nothing goes wrong, from PENDING to
+ * DELIVERED: the first forward move of each status in the table above (the others skip an optional step).
+ */
+export function fullPath(type: OrderType): OrderStatus[] {
+  const path: OrderStatus[] = ["PENDING"];
+  for (let next = FORWARD[type].PENDING?.[0]; next; next = FORWARD[type][next]?.[0]) path.push(next);
+  return path;
+}
+
 export function isTerminal(status: OrderStatus): boolean {
   return TERMINAL.has(status);
 }

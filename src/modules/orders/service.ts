@@ -60,7 +60,7 @@ function deliveryFeeCents(publicSettings: Prisma.JsonValue): number {
  * first-time customer and their events commit together. The store row lock taken to draw the next
  * orderNumber also serialises order numbering per store.
  */
-export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string; totalCents: number }> {
+export async function createOrder(tx: Tx, storeId: string, input: NewOrder): Promise<{ id: string; totalCents: number; version: number }> {
   if (input.customerId && input.customer) {
     throw invalidRequest("Send customerId or customer, not both.", [
       { field: "customer", code: "CONFLICTING_FIELDS", message: "`customerId` and `customer` cannot both be sent" },

@@ -2,10 +2,11 @@ import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { LONGEST_COMMAND_MS, runCommand } from "../../platform/schema/commands.js";
 import { NewCustomerInput } from "../customers/graphql.js";
-import { findOrder, Order, OrderItemInput } from "../orders/graphql.js";
+import { findOrder, Order, OrderItemInput, OrderStatusEnum } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
 import { generateSandboxOrder, type SandboxOverrides, SCENARIOS } from "./scenarios.js";
 import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
+import { DEFAULT_STEP_SECONDS, MAX_STEP_SECONDS } from "./simulate.js";
 import { StoreEvent } from "../events/graphql.js";
 import { type FiredEvent, fireSandboxEvent, isSandboxEventType } from "./fire.js";
 import type { CatalogUpdated } from "../catalog/events.js";
@@ -31,6 +32,21 @@ const SandboxOrderOverrides = builder.inputType("SandboxOrderOverrides", {
     discount: t.float({ description: "Replaces the scenario's discount; a total below zero is refused" }),
     notes: t.string(),
     scheduledFor: t.field({ type: "DateTime" }),
+  }),
+});
+
+const SandboxSimulation = builder.inputType("SandboxSimulation", {
+  description:
+    "Moves the order on its own, one status per step, through the same status change as updateOrderStatus (its events and webhooks), " +
+    "along its full path, stopping at `until`. A status the order does not reach is UNPROCESSABLE_ENTITY and creates nothing; any " +
+    "change to the order by someone else ends the simulation. Extension to the contract.",
+  fields: (t) => ({
+    until: t.field({ type: OrderStatusEnum, required: true, description: "The status the simulation stops at" }),
+    stepSeconds: t.int({
+      required: true,
+      defaultValue: DEFAULT_STEP_SECONDS,
+      description: `Seconds between steps, at least, 1 to ${MAX_STEP_SECONDS}; the first step comes this long after the order is created`,
+    }),
   }),
 });
 
@@ -87,12 +103,16 @@ builder.mutationFields((t) => ({
   }),
   sandboxCreateOrder: t.prismaField({
     type: Order,
-    description: "Generates an order of a scenario through the real order path, so webhooks fire.",
+    description: "Generates an order of a scenario through the real order path, so webhooks fire; with `simulate`, the order then moves on its own.",
     authScopes: { sandbox: true },
-    args: { scenario: t.arg({ type: SandboxScenarioEnum, required: true }), overrides: t.arg({ type: SandboxOrderOverrides }) },
+    args: {
+      scenario: t.arg({ type: SandboxScenarioEnum, required: true }),
+      overrides: t.arg({ type: SandboxOrderOverrides }),
+      simulate: t.arg({ type: SandboxSimulation }),
+    },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      sandboxOrderInput.check(jsonArgs({ scenario: args.scenario, overrides: args.overrides }));
+      sandboxOrderInput.check(jsonArgs({ scenario: args.scenario, overrides: args.overrides, simulate: args.simulate }));
       const given = args.overrides ?? {};
       const overrides: SandboxOverrides = {
         ...given,
@@ -101,7 +121,7 @@ builder.mutationFields((t) => ({
       return runCommand(
         ctx,
         async (tx) => {
-          const { id } = await generateSandboxOrder(tx, storeId, args.scenario, overrides);
+          const { id } = await generateSandboxOrder(tx, storeId, args.scenario, overrides, args.simulate ?? null);
           return findOrder(tx, storeId, id, query);
         },
         { timeout: LONGEST_COMMAND_MS },

@@ -45,16 +45,20 @@ export const sandboxRoutes = [
       "Runs the real order code path, so registered webhooks fire: order.created always, customer.created for a first-time customer, " +
       "order.cancelled for `cancelled`. A store with no catalog is seeded first. The order is PENDING except for `cancelled`. " +
       "`overrides` (extension to the contract) replaces the scenario's items, customer, notes, scheduledFor, delivery fee or " +
-      "discount, checked as on POST /orders: an unknown product, or a discount above subtotal plus fee, is 422.",
+      "discount, checked as on POST /orders: an unknown product, or a discount above subtotal plus fee, is 422. " +
+      "`simulate` (extension to the contract) then moves the order on its own, one status every `stepSeconds` (default 5), through the " +
+      "same status change as PATCH /orders/{id}/status, with its events and webhooks, until `until`; a status the order does not " +
+      "reach is 422 and creates nothing, and any change to the order by someone else ends the simulation.",
     body: sandboxOrderInput,
     document: graphql(
-      `mutation createSandboxOrder($scenario: SandboxScenario!, $overrides: SandboxOrderOverrides) {
-        sandboxCreateOrder(scenario: $scenario, overrides: $overrides) { ...OrderDetail } }`,
+      `mutation createSandboxOrder($scenario: SandboxScenario!, $overrides: SandboxOrderOverrides, $simulate: SandboxSimulation) {
+        sandboxCreateOrder(scenario: $scenario, overrides: $overrides, simulate: $simulate) { ...OrderDetail } }`,
       [OrderDetailFragment],
     ),
     variables: ({ body }, read) => ({
       scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")],
       overrides: read.field(body, "overrides"),
+      simulate: read.field(body, "simulate"),
     }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,

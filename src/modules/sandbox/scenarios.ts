@@ -4,6 +4,7 @@ import { ApiError } from "../../platform/errors.js";
 import type { CustomerFields } from "../customers/service.js";
 import { changeOrderStatus, createOrder, type NewOrder } from "../orders/service.js";
 import { seedSandboxStore } from "./seed.js";
+import { checkSimulation, scheduleSimulationStep, type Simulation } from "./simulate.js";
 import { type ScenarioMaterial, scenarioMaterial } from "./sql.js";
 
 export const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
@@ -56,9 +57,18 @@ function underOverrides(error: unknown, o: SandboxOverrides): unknown {
 
 /**
  * Generates one order of a sandbox scenario through the real order code path, so the registered
- * webhooks fire. A store with no catalog is seeded first.
+ * webhooks fire. A store with no catalog is seeded first. With `simulation`, the order's first step is
+ * scheduled with it (./simulate.ts); an `until` the order cannot reach is 422 before anything is written.
  */
-export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Scenario, overrides: SandboxOverrides = {}): Promise<{ id: string }> {
+export async function generateSandboxOrder(
+  tx: Tx,
+  storeId: string,
+  scenario: Scenario,
+  overrides: SandboxOverrides = {},
+  simulation: Simulation | null = null,
+): Promise<{ id: string }> {
+  const type = scenario === "pickup" ? "PICKUP" : "DELIVERY";
+  if (simulation) checkSimulation(type, scenario === "cancelled" ? "CANCELLED" : "PENDING", simulation);
   const material = async () => (await tx.$queryRaw<ScenarioMaterial[]>(scenarioMaterial(storeId)))[0];
   let { products, regularId } = await material();
   if (products.length === 0) {
@@ -71,10 +81,10 @@ export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Sc
     { productId: products[0].id, quantity: 1, notes: "No onions, please", additionals: products[0].additionals.map((a) => ({ name: a.name, quantity: 1 })) },
     ...(products[1] ? [{ productId: products[1].id, quantity: 2 }] : []),
   ];
-  const base: NewOrder = { type: "DELIVERY", items, deliveryAddress: SANDBOX_ADDRESS, ...(regularId ? { customerId: regularId } : { customer: firstTimer }) };
+  const base: NewOrder = { type, items, deliveryAddress: SANDBOX_ADDRESS, ...(regularId ? { customerId: regularId } : { customer: firstTimer }) };
   const scenarioOrder: NewOrder = {
     delivery: { ...base, customerId: null, customer: firstTimer },
-    pickup: { ...base, type: "PICKUP" as const, deliveryAddress: null },
+    pickup: { ...base, deliveryAddress: null },
     scheduled: { ...base, scheduledFor: new Date(Date.now() + 2 * 3600_000), notes: "Deliver after 7 pm" },
     cash: base,
     online_payment: base,
@@ -95,5 +105,6 @@ export async function generateSandboxOrder(tx: Tx, storeId: string, scenario: Sc
     throw underOverrides(e, overrides);
   });
   if (scenario === "cancelled") await changeOrderStatus(tx, storeId, order.id, "CANCELLED", "Cancelled by the restaurant: an ingredient ran out");
+  if (simulation) await scheduleSimulationStep(tx, { storeId, orderId: order.id, ...simulation, version: order.version });
   return order;
 }

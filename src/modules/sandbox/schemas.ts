@@ -4,6 +4,8 @@ import { defineBody } from "../../platform/validate.js";
 import { CREATE_ORDER_PROPERTIES } from "../orders/schemas.js";
 import { SCENARIOS } from "./scenarios.js";
 import { SANDBOX_EVENT_TYPES } from "./fire.js";
+import { fullPath, ORDER_STATUSES } from "../orders/lifecycle.js";
+import { DEFAULT_STEP_SECONDS, MAX_STEP_SECONDS } from "./simulate.js";
 
 const { items, customer, notes, scheduledFor } = CREATE_ORDER_PROPERTIES;
 
@@ -31,6 +33,27 @@ export const SandboxOrderSchema: JsonSchema = {
         discount: { ...amount, description: "Replaces the scenario's discount (with_discount keeps its coupon code)" },
         notes,
         scheduledFor,
+      },
+    },
+    simulate: {
+      type: "object",
+      required: ["until"],
+      description:
+        "Extension to the contract. Moves the order on its own, one status per step, through the same status change as " +
+        "PATCH /orders/{id}/status (its events, version and webhooks), along its full path (DELIVERY: " +
+        `${fullPath("DELIVERY").join(" → ")}; PICKUP: ${fullPath("PICKUP").join(" → ")}), and stops at \`until\`. ` +
+        "A status the order does not reach " +
+        "(PENDING, CANCELLED, DISPATCHED for `pickup`, anything for `cancelled`) is 422 and creates nothing. Any change to the " +
+        "order by someone else (a status change, a cancellation) ends the simulation.",
+      properties: {
+        until: { type: "string", enum: [...ORDER_STATUSES], description: "The status the simulation stops at" },
+        stepSeconds: {
+          type: "integer",
+          minimum: 1,
+          maximum: MAX_STEP_SECONDS,
+          default: DEFAULT_STEP_SECONDS,
+          description: `Seconds between steps, at least (default ${DEFAULT_STEP_SECONDS}); the first step comes this long after the order is created`,
+        },
       },
     },
   },

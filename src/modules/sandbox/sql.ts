@@ -1,4 +1,4 @@
-import { Prisma } from "../../platform/db/prisma.js";
+import { type OrderStatus, type OrderType, Prisma } from "../../platform/db/prisma.js";
 
 /**
  * Locks the store's row until the transaction ends, which serialises concurrent seeds of one store. FOR NO KEY
@@ -28,3 +28,26 @@ export const scenarioMaterial = (storeId: string) => Prisma.sql`
         from (select id, "categoryPosition", name from "Product" where "storeId" = ${storeId}::uuid and "isActive"
               order by "categoryPosition", name, id limit 3) p), '[]') as products,
       (select id from "Customer" where "storeId" = ${storeId}::uuid order by name, id limit 1) as "regularId"`;
+
+/** What lockOrder returns. */
+export interface LockedOrder {
+  type: OrderType;
+  status: OrderStatus;
+  version: number;
+}
+
+/**
+ * An order of the store, its row locked until the transaction ends, so no other change lands between reading its
+ * version and moving it. FOR NO KEY UPDATE, as a status change's own UPDATE takes: it leaves the KEY SHARE locks of
+ * rows referencing the order free. Plain SQL for the row lock, which Prisma cannot express.
+ */
+export const lockOrder = (storeId: string, orderId: string) =>
+  Prisma.sql`select type, status, version from "Order" where id = ${orderId}::uuid and "storeId" = ${storeId}::uuid for no key update`;
+
+/**
+ * Enqueues a simulated order's next step (`task`) at `runAt`. No job key: the version the step carries is what
+ * makes a re-run of it a no-op. Plain SQL because graphile_worker.add_job is a function, which Prisma can only call
+ * in raw SQL, and it must run in the caller's transaction so the step commits with the change before it.
+ */
+export const enqueueSimulationStep = (task: string, payload: object, runAt: Date) =>
+  Prisma.sql`select graphile_worker.add_job(${task}, ${JSON.stringify(payload)}::json, run_at := ${runAt.toISOString()}::timestamptz)`;
