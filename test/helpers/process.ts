@@ -128,3 +128,42 @@ export function descendants(pid: number): SeenProcess[] {
 export function stillRunning(seen: SeenProcess[]): SeenProcess[] {
   return seen.filter((p) => procStat(p.pid)?.started === p.started);
 }
+
+const WORKER_SCRIPT = fileURLToPath(new URL("../webhooks/worker-process.ts", import.meta.url));
+
+/**
+ * Worker processes a test starts (`test/webhooks/worker-process.ts`, a worker alone) to SIGKILL mid-work;
+ * `killAll` ends those still running.
+ */
+export class WorkerProcesses {
+  private readonly children: ChildProcess[] = [];
+
+  /** Starts one on `databaseUrl` with `env` added, and resolves once it takes jobs. */
+  async start(databaseUrl: string, env: Record<string, string> = {}): Promise<ChildProcess> {
+    const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    this.children.push(child);
+    await new Promise<void>((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error("the worker process did not start within 30 s")), 30_000);
+      child.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("ready")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`worker process exited with ${code}`));
+      });
+    });
+    return child;
+  }
+
+  killAll(): void {
+    for (const child of this.children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+}

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { WorkerProcesses } from "../helpers/process.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 import { emitEvent } from "../../src/platform/events/outbox.js";
 import { orderCreatedData } from "../helpers/fixtures.js";
@@ -12,13 +11,12 @@ import { startReceiver, waitFor, type Receiver } from "./receiver.js";
 
 /** At-least-once across a crash: a worker process is SIGKILLed in the middle of a burst; nothing is lost. */
 
-const WORKER_SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 const BURST = 1000;
 
 let app: TestApp;
 let receiver: Receiver;
 let tenant: Tenant;
-const children: ChildProcess[] = [];
+const workers = new WorkerProcesses();
 
 beforeAll(async () => {
   app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
@@ -27,33 +25,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  workers.killAll();
   await receiver?.close();
   destroyWebhookAgents();
   await app?.close();
 });
 
-/** Starts `test/webhooks/worker-process.ts` on the test database and resolves once it takes jobs. */
-async function spawnWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
-    env: {
-      ...process.env,
-      DATABASE_URL: app.databaseUrl,
-      LOG_LEVEL: "silent",
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      WEBHOOK_TIMEOUT_MS: "500",
-      WEBHOOK_RETRY_SCHEDULE: "100ms",
-      DB_POOL_SIZE: "5",
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  await waitFor("the worker process to start", () => out.includes("ready") || child.exitCode !== null, 30_000);
-  if (child.exitCode !== null) throw new Error(`worker process exited with ${child.exitCode}`);
-  return child;
-}
+const spawnWorker = () => workers.start(app.databaseUrl, { WEBHOOK_TIMEOUT_MS: "500", WEBHOOK_RETRY_SCHEDULE: "100ms", DB_POOL_SIZE: "5" });
 
 /** Emits `count` order.created events as 4 writers committing 10 at a time, collecting their ids. */
 async function emitMany(storeId: string, count: number, into: string[]): Promise<void> {

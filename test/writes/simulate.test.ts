@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import type { Runner } from "graphile-worker";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { WorkerProcesses } from "../helpers/process.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { startWorker } from "../../workers/runner.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
@@ -18,13 +17,12 @@ import { tableCounter } from "../platform/support.js";
  * `stepSeconds`, and a dead worker's steps run once another starts, none skipped, none twice.
  */
 
-const WORKER_SCRIPT = fileURLToPath(new URL("../webhooks/worker-process.ts", import.meta.url));
 const DELIVERY_PATH = ["order.created", "order.confirmed", "order.preparing", "order.ready", "order.dispatched", "order.delivered", "order.completed"];
 
 let app: TestApp;
 let receiver: Receiver;
 let t: Tenant;
-const children: ChildProcess[] = [];
+const workers = new WorkerProcesses();
 
 type Order = { id: string; status: string; type: string; statusHistory: { status: string }[] };
 type Problem = { code: string; errors?: { field: string; code: string; allowed?: string[] }[] };
@@ -42,7 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  workers.killAll();
   await receiver?.close();
   destroyWebhookAgents();
   await app?.close();
@@ -225,19 +223,7 @@ function received(orderId: string): string[] {
     .map((r) => String(r.headers["x-service-event-id"]));
 }
 
-/** Starts `test/webhooks/worker-process.ts` on the test database and resolves once it takes jobs. */
-async function spawnWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
-    env: { ...process.env, DATABASE_URL: app.databaseUrl, LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DB_POOL_SIZE: "3" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  await waitFor("the worker process to start", () => out.includes("ready") || child.exitCode !== null, 30_000);
-  if (child.exitCode !== null) throw new Error(`worker process exited with ${child.exitCode}`);
-  return child;
-}
+const spawnWorker = () => workers.start(app.databaseUrl, { DB_POOL_SIZE: "3" });
 
 it("a worker SIGKILLed in the middle of a step: the next worker runs it, nothing skipped, nothing twice", async () => {
   const first = await spawnWorker();

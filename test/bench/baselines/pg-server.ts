@@ -3,6 +3,7 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 import pg from "pg";
 import { ApiError, notFound } from "../../../src/platform/errors.js";
 import { isUuid } from "../../../src/platform/uuid.js";
+import { ADDRESS_FIELD_NAMES } from "../../../src/modules/store/address.js";
 import {
   type AddressJson,
   addressBody,
@@ -70,17 +71,9 @@ const ITEMS_JSON = `(SELECT coalesce(json_agg(json_build_object('id', i.id, 'pro
     ORDER BY i.position, i.id), '[]') FROM "OrderItem" i WHERE i."orderId" = o.id)`;
 const PAYMENTS_JSON = `(SELECT coalesce(json_agg(json_build_object('method', p.method, 'status', p.status, 'value', ${money('p."valueCents"')},
     'changeFor', ${money('p."changeForCents"')}) ORDER BY p.id), '[]') FROM "Payment" p WHERE p."orderId" = o.id)`;
-const ADDRESS_JSON = `CASE WHEN o."deliveryAddress" IS NOT NULL THEN json_build_object(${[
-  "street",
-  "number",
-  "neighborhood",
-  "city",
-  "state",
-  "postalCode",
-  "complement",
-]
-  .map((k) => `'${k}', o."deliveryAddress"->'${k}'`)
-  .join(", ")}) END`;
+const ADDRESS_JSON = `CASE WHEN o."deliveryAddress" IS NOT NULL THEN json_build_object(${ADDRESS_FIELD_NAMES.map(
+  (k) => `'${k}', o."deliveryAddress"->'${k}'`,
+).join(", ")}) END`;
 const ORDER_JSON = `'id', o.id, 'displayId', o."orderNumber"::text, 'orderNumber', o."orderNumber", 'status', o.status, 'type', o.type,
   'subtotal', ${money('o."subtotalCents"')}, 'deliveryFee', ${money('o."deliveryFeeCents"')}, 'discount', ${money('o."discountCents"')},
   'total', ${money('o."totalCents"')}, 'totalAmount', ${money('o."totalCents"')},
