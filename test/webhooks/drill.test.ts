@@ -22,8 +22,9 @@ let sandbox: Tenant;
 let production: Tenant;
 
 beforeAll(async () => {
-  // A 2 s retry leaves time to look at an endpoint between a failed first attempt and its retry.
-  app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: "2s", WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  // A 2 s retry leaves time to look at an endpoint between a failed first attempt and its retry; a 5 s timeout keeps a
+  // loaded machine's slow answer from turning into a retry that would blur the counts.
+  app = await startTestApp({ WEBHOOK_RETRY_SCHEDULE: "2s", WEBHOOK_TIMEOUT_MS: "5000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
   receiver = await startReceiver();
   worker = await startWorker(app.services, app.databaseUrl);
   sandbox = await createTenant(app);
@@ -221,8 +222,11 @@ describe("a running drill", () => {
     expect(new Set(received.map((r) => envelope(r).eventId))).toEqual(new Set(events));
     const inversions = sequences.filter((s, i) => i > 0 && s < sequences[i - 1]).length;
     expect(inversions).toBeGreaterThan(0);
-    for (const eventId of events.slice(0, 3)) {
-      expect((await attemptsOf(eventId, endpoint.id)).map((a) => a.drill)).toEqual(["reordered"]);
+    // The first attempt of each is the held one (on a loaded machine one may time out; its retry is not drilled).
+    for (const eventId of events) {
+      const [first, ...retries] = await attemptsOf(eventId, endpoint.id);
+      expect(first.drill).toBe("reordered");
+      for (const retry of retries) expect(retry.drill).toBeNull();
     }
   });
 
@@ -237,8 +241,9 @@ describe("a running drill", () => {
       expect(lateBy).toBeLessThan(2000 + 1500);
     }
     for (const eventId of events) {
-      const attempts = await attemptsOf(eventId, endpoint.id);
-      expect(attempts.map((a) => a.drill)).toEqual(["delayed"]);
+      const [first, ...retries] = await attemptsOf(eventId, endpoint.id);
+      expect(first.drill).toBe("delayed");
+      for (const retry of retries) expect(retry.drill).toBeNull();
     }
   });
 
