@@ -788,6 +788,12 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     { name: "an unsafe URL is 422", status: 422, run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { url: "http://169.254.169.254/" } }) },
     { name: "its pace (rateLimit)", run: async (ctx) => ({ path: { id: await sharedEndpoint(ctx) }, body: { rateLimit: 1000 } }) },
+    {
+      name: "a fault drill",
+      run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { drill: { duplicateRate: 0.5, reorderWindowSeconds: 10, maxDelaySeconds: 5 } } }),
+    },
+    { name: "drill: null ends it", run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { drill: null } }) },
+    { name: "a drill out of range is 400", status: 400, run: () => ({ path: unknownId(), body: { drill: { maxDelaySeconds: 301 } } }) },
     // Above the maximum: the Mesh itself refuses what is not positive before calling.
     { name: "a rateLimit out of range is 400", status: 400, run: () => ({ path: unknownId(), body: { rateLimit: 10_001 } }) },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { status: "ACTIVE" } }) },

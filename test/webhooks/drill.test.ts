@@ -268,6 +268,29 @@ describe("a running drill", () => {
     ]);
   });
 
+  it("a duplicate that fails changes neither its delivery nor the endpoint, and is not retried", async () => {
+    const endpoint = await register("/duplicate-fails");
+    receiver.on("/duplicate-fails", (_r, n) => ({ status: n === 2 ? 503 : 200 }));
+    await drillOn(endpoint.id, { duplicateRate: 1 });
+    const [eventId] = await emit(1);
+    await arrived("/duplicate-fails", 2);
+    const attempts = await waitFor("both attempts recorded", async () => {
+      const all = await attemptsOf(eventId, endpoint.id);
+      return all.length === 2 ? all : null;
+    });
+    expect(attempts.map((a) => [a.attempt, a.httpStatus, a.drill])).toEqual([
+      [1, 200, null],
+      [2, 503, "duplicate"],
+    ]);
+    const delivery = await app.services.db.webhookDelivery.findUniqueOrThrow({ where: { eventId_endpointId: { eventId, endpointId: endpoint.id } } });
+    expect([delivery.status, delivery.nextAttemptAt, delivery.httpStatus]).toEqual(["DELIVERED", null, 200]);
+    const row = await endpointRow(endpoint.id);
+    expect([row.status, row.failureCount, row.failingSince]).toEqual(["ACTIVE", 0, null]);
+    // Past the 2 s retry step: nothing more is sent.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(receiver.requests("/duplicate-fails")).toHaveLength(2);
+  });
+
   it("drill: null ends it: the next events go once, unmarked", async () => {
     const endpoint = await register("/ended");
     await drillOn(endpoint.id, { duplicateRate: 1, reorderWindowSeconds: 2 });
