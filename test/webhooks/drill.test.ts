@@ -291,6 +291,25 @@ describe("a running drill", () => {
     expect(receiver.requests("/duplicate-fails")).toHaveLength(2);
   });
 
+  it("held deliveries survive a worker restart: PENDING meanwhile, they go once the next worker runs", async () => {
+    const endpoint = await register("/held-restart");
+    await drillOn(endpoint.id, { maxDelaySeconds: 2 });
+    const events = await emit(5);
+    const deliveries = () => app.services.db.webhookDelivery.findMany({ where: { endpointId: endpoint.id } });
+    await waitFor("the deliveries created", async () => ((await deliveries()).length === 5 ? true : null));
+    await worker.stop();
+    // Five holds up to 2 s each: some are still held when the worker stops (all five under 100 ms: 1 in 3 million).
+    const held = (await deliveries()).filter((d) => d.status === "PENDING" && d.attempts === 0);
+    expect(held.length).toBeGreaterThan(0);
+    worker = await startWorker(app.services, app.databaseUrl);
+    const received = await arrived("/held-restart", 5);
+    expect(new Set(received.map((r) => envelope(r).eventId))).toEqual(new Set(events));
+    for (const eventId of events) {
+      await waitFor("the held attempt recorded", async () => ((await attemptsOf(eventId, endpoint.id)).length === 1 ? true : null));
+      expect((await attemptsOf(eventId, endpoint.id)).map((a) => [a.httpStatus, a.drill])).toEqual([[200, "delayed"]]);
+    }
+  });
+
   it("drill: null ends it: the next events go once, unmarked", async () => {
     const endpoint = await register("/ended");
     await drillOn(endpoint.id, { duplicateRate: 1, reorderWindowSeconds: 2 });
