@@ -141,7 +141,8 @@ function parseDrill(spec: string): Drill {
 /**
  * Forwards events under a drill: each held (reorder window plus delay) and some sent twice, with the delivery id of
  * the first send. The state file moves past an event only once it and every earlier one went out, so a restart
- * repeats what was still held instead of losing it. `stop` drops what is held (the state file has not passed it).
+ * repeats what was still held instead of losing it. `stop` drops what is held (the state file has not passed it);
+ * so does a failure (the state file cannot be written, say), which `settled` then throws.
  */
 function drilledForwarding(
   drill: Drill,
@@ -151,6 +152,7 @@ function drilledForwarding(
   const waiting: { sequence: number; sent: boolean }[] = [];
   const running = new Set<Promise<void>>();
   const stopped = new AbortController();
+  let failure: { error: unknown } | null = null;
   const drilled = async (event: Envelope, slot: { sequence: number; sent: boolean }) => {
     const hold = holdOf(drill);
     const deliveryId = randomUUID();
@@ -169,14 +171,20 @@ function drilledForwarding(
     add(event: Envelope): void {
       const slot = { sequence: event.sequence, sent: false };
       waiting.push(slot);
-      // A stop rejects the held sleeps; what they held is resent after a restart.
-      const run = drilled(event, slot).catch(() => undefined);
+      const run = drilled(event, slot).catch((error: unknown) => {
+        // A stop rejects the held sleeps (what they held is resent after a restart); anything else ends the command.
+        if (stopped.signal.aborted) return;
+        failure = { error };
+        stopped.abort();
+      });
       running.add(run);
       void run.finally(() => running.delete(run));
     },
     settled: async (): Promise<void> => {
       while (running.size > 0) await Promise.all(running);
+      if (failure) throw failure.error;
     },
+    stopped: (): boolean => stopped.signal.aborted,
     stop: (): void => stopped.abort(),
   };
 }
@@ -239,7 +247,7 @@ async function main(): Promise<void> {
     stopping = true;
     drilled?.stop();
   });
-  while (!stopping) {
+  while (!stopping && !drilled?.stopped()) {
     const page = await readPage(baseUrl, await token(), cursor, values.types);
     for (const event of page.data) {
       if (drilled) {
