@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { generateWebhookSecret } from "../modules/webhooks/secret.js";
 import { deliveryHeaders } from "../modules/webhooks/message.js";
+import { duplicateAfterMs, holdOf, isIdle, MAX_DRILL_SECONDS, type AttemptDrill, type Drill } from "../modules/webhooks/drill.js";
 
 /**
  * `partner-listen`: local development without a tunnel. Reads the store's event feed (GET /public/v1/events) with the
@@ -23,7 +25,11 @@ Options:
                          (default .listen-state.json; without one, from now on)
   --secret <whsec_...>   sign with this secret (default: a new one, printed at start)
   --interval <ms>        how often to look for new events when caught up (default 1000)
-  --once                 forward what is there, then exit
+  --drill <spec>         rehearse faults, as a SANDBOX endpoint's drill does: duplicate=<0..1> sends that share of
+                         events twice (same eventId and webhook-id, signed again), reorder=<seconds> holds each a
+                         random time within that window so later events overtake it, delay=<seconds> holds each up to
+                         that much more (0 to ${MAX_DRILL_SECONDS} s); comma-separated, e.g. duplicate=0.5,reorder=10,delay=5
+  --once                 forward what is there, then exit (after what a drill holds)
   --help                 this text
 `;
 
@@ -93,9 +99,9 @@ async function readPage(baseUrl: string, token: string, after: string, types: st
   return (await res.json()) as FeedPage;
 }
 
-async function forward(target: string, event: Envelope, secret: string): Promise<string> {
+async function forward(target: string, event: Envelope, secret: string, deliveryId: string = randomUUID()): Promise<string> {
   const body = JSON.stringify(event);
-  const headers = deliveryHeaders({ deliveryId: randomUUID(), eventId: event.eventId, eventType: event.eventType, body, secrets: [secret] });
+  const headers = deliveryHeaders({ deliveryId, eventId: event.eventId, eventType: event.eventType, body, secrets: [secret] });
   const started = Date.now();
   try {
     const res = await fetch(target, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(10_000) });
@@ -104,6 +110,83 @@ async function forward(target: string, event: Envelope, secret: string): Promise
   } catch (err) {
     return `failed: ${err instanceof Error ? err.message : String(err)}`;
   }
+}
+
+const DRILL_KEYS = new Map<string, keyof Drill>([
+  ["duplicate", "duplicateRate"],
+  ["reorder", "reorderWindowSeconds"],
+  ["delay", "maxDelaySeconds"],
+]);
+
+/** `duplicate=0.5,reorder=10,delay=5`: each optional (0 when left out), at least one above 0, in the ranges PATCH drill takes. */
+function parseDrill(spec: string): Drill {
+  const drill: Drill = { duplicateRate: 0, reorderWindowSeconds: 0, maxDelaySeconds: 0 };
+  for (const part of spec.split(",")) {
+    const eq = part.indexOf("=");
+    const field = eq > 0 ? DRILL_KEYS.get(part.slice(0, eq).trim()) : undefined;
+    const text = part.slice(eq + 1).trim();
+    const value = Number(text);
+    const inRange = field === "duplicateRate" ? value >= 0 && value <= 1 : Number.isInteger(value) && value >= 0 && value <= MAX_DRILL_SECONDS;
+    if (!field || text === "" || !inRange) {
+      throw new UsageError(
+        `--drill takes duplicate=<0 to 1>, reorder=<0 to ${MAX_DRILL_SECONDS} s> and delay=<0 to ${MAX_DRILL_SECONDS} s>, comma-separated; "${part}" is not one`,
+      );
+    }
+    drill[field] = value;
+  }
+  if (isIdle(drill)) throw new UsageError("--drill needs at least one of duplicate, reorder and delay above 0");
+  return drill;
+}
+
+/**
+ * Forwards events under a drill: each held (reorder window plus delay) and some sent twice, with the delivery id of
+ * the first send. The state file moves past an event only once it and every earlier one went out, so a restart
+ * repeats what was still held instead of losing it. `stop` drops what is held (the state file has not passed it);
+ * so does a failure (the state file cannot be written, say), which `settled` then throws.
+ */
+function drilledForwarding(
+  drill: Drill,
+  send: (event: Envelope, deliveryId: string, mark: AttemptDrill | null) => Promise<void>,
+  save: (sequence: number) => void,
+) {
+  const waiting: { sequence: number; sent: boolean }[] = [];
+  const running = new Set<Promise<void>>();
+  const stopped = new AbortController();
+  let failure: { error: unknown } | null = null;
+  const drilled = async (event: Envelope, slot: { sequence: number; sent: boolean }) => {
+    const hold = holdOf(drill);
+    const deliveryId = randomUUID();
+    await sleep(hold?.ms ?? 0, undefined, { signal: stopped.signal });
+    await send(event, deliveryId, hold?.drill ?? null);
+    slot.sent = true;
+    let gone = 0;
+    while (gone < waiting.length && waiting[gone].sent) gone++;
+    if (gone > 0) save(waiting.splice(0, gone)[gone - 1].sequence);
+    const again = duplicateAfterMs(drill);
+    if (again === null) return;
+    await sleep(again, undefined, { signal: stopped.signal });
+    await send(event, deliveryId, "duplicate");
+  };
+  return {
+    add(event: Envelope): void {
+      const slot = { sequence: event.sequence, sent: false };
+      waiting.push(slot);
+      const run = drilled(event, slot).catch((error: unknown) => {
+        // A stop rejects the held sleeps (what they held is resent after a restart); anything else ends the command.
+        if (stopped.signal.aborted) return;
+        failure = { error };
+        stopped.abort();
+      });
+      running.add(run);
+      void run.finally(() => running.delete(run));
+    },
+    settled: async (): Promise<void> => {
+      while (running.size > 0) await Promise.all(running);
+      if (failure) throw failure.error;
+    },
+    stopped: (): boolean => stopped.signal.aborted,
+    stop: (): void => stopped.abort(),
+  };
 }
 
 async function main(): Promise<void> {
@@ -118,6 +201,7 @@ async function main(): Promise<void> {
       state: { type: "string" },
       secret: { type: "string" },
       interval: { type: "string" },
+      drill: { type: "string" },
       once: { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -133,6 +217,7 @@ async function main(): Promise<void> {
   const interval = Number(values.interval ?? 1000);
   if (!Number.isInteger(interval) || interval < 50) throw new UsageError("--interval must be an integer of at least 50 (ms)");
   if (values.after !== undefined && !/^\d+$/.test(values.after)) throw new UsageError("--after must be a sequence number");
+  const drill = values.drill === undefined ? null : parseDrill(values.drill);
   const secret = values.secret ?? generateWebhookSecret();
   if (!values.secret) process.stdout.write(`Signing with ${secret} (pass --secret to choose one)\n`);
 
@@ -146,14 +231,29 @@ async function main(): Promise<void> {
       if (!page.pagination.hasMore) break;
     }
   }
-  process.stdout.write(`Forwarding events after ${cursor} to ${target}\n`);
+  process.stdout.write(`Forwarding events after ${cursor} to ${target}${drill ? ` under the drill ${values.drill}` : ""}\n`);
+  const drilled = drill
+    ? drilledForwarding(
+        drill,
+        async (event, deliveryId, mark) => {
+          const outcome = await forward(target, event, secret, deliveryId);
+          process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${outcome}${mark ? ` [${mark}]` : ""}\n`);
+        },
+        (sequence) => writeState(stateFile, String(sequence)),
+      )
+    : null;
   let stopping = false;
   process.on("SIGINT", () => {
     stopping = true;
+    drilled?.stop();
   });
-  while (!stopping) {
+  while (!stopping && !drilled?.stopped()) {
     const page = await readPage(baseUrl, await token(), cursor, values.types);
     for (const event of page.data) {
+      if (drilled) {
+        drilled.add(event);
+        continue;
+      }
       process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${await forward(target, event, secret)}\n`);
       // Saved after each forward: a restart repeats nothing already sent.
       writeState(stateFile, String(event.sequence));
@@ -163,6 +263,7 @@ async function main(): Promise<void> {
     if (values.once) break;
     await new Promise((r) => setTimeout(r, interval));
   }
+  await drilled?.settled();
 }
 
 main().catch((e: unknown) => {

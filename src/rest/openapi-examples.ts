@@ -243,7 +243,11 @@ const ENDPOINT = {
   disabledReason: null,
   rateLimit: 50,
   deliveriesLast24h: { delivered: 41, failed: 1, pending: 0, successRate: 0.9762 },
+  drill: null,
 };
+
+/** A fault drill a SANDBOX endpoint runs (extension to the contract). */
+const DRILL = { duplicateRate: 0.2, reorderWindowSeconds: 10, maxDelaySeconds: 30 };
 
 const DELIVERY = {
   id: DELIVERY_ID,
@@ -671,6 +675,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     request: {
       pause: { summary: "Stop deliveries for a while", value: { status: "INACTIVE" } },
       pace: { summary: "At most 10 deliveries a second (extension to the contract)", value: { rateLimit: 10 } },
+      drill: {
+        summary: "Rehearse duplicates, reordering and delays on a SANDBOX endpoint (extension to the contract)",
+        value: { drill: DRILL },
+      },
+      endDrill: { summary: "End the fault drill (extension to the contract)", value: { drill: null } },
       events: {
         summary: "Subscribe to the whole order lifecycle",
         value: { events: ["order.created", "order.confirmed", "order.ready", "order.dispatched", "order.delivered", "order.cancelled"] },
@@ -776,6 +785,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
             "webhook-signature": "v1,bssJpIc7a0tSikhstjbBRZOovcHNVt0v/RryV8+mDLI=",
           },
           responseBody: '{"received":true}',
+          drill: null,
         },
       ],
     }),

@@ -129,6 +129,15 @@ function sharedEndpoint(ctx: CaseContext): Promise<string> {
   return endpoints.get(key) as Promise<string>;
 }
 
+const drillEndpoints = new Map<string, Promise<string>>();
+
+/** One endpoint the drill cases share, apart from the shared one (whose deliveries a drill would hold). */
+function drillEndpoint(ctx: CaseContext): Promise<string> {
+  const key = ctx.tenant.storeId;
+  if (!drillEndpoints.has(key)) drillEndpoints.set(key, newEndpoint(ctx, "/contract/drill"));
+  return drillEndpoints.get(key) as Promise<string>;
+}
+
 /** A delivery made by the test operation, so it exists once its attempt has ended. */
 async function testDelivery(ctx: CaseContext, endpointId: string): Promise<string> {
   const res = await api<{ id: string }>(ctx, "POST", `/public/v1/webhooks/${endpointId}/test`);
@@ -788,6 +797,12 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     },
     { name: "an unsafe URL is 422", status: 422, run: async (ctx) => ({ path: { id: await newEndpoint(ctx) }, body: { url: "http://169.254.169.254/" } }) },
     { name: "its pace (rateLimit)", run: async (ctx) => ({ path: { id: await sharedEndpoint(ctx) }, body: { rateLimit: 1000 } }) },
+    {
+      name: "a fault drill",
+      run: async (ctx) => ({ path: { id: await drillEndpoint(ctx) }, body: { drill: { duplicateRate: 0.5, reorderWindowSeconds: 10, maxDelaySeconds: 5 } } }),
+    },
+    { name: "drill: null ends it", run: async (ctx) => ({ path: { id: await drillEndpoint(ctx) }, body: { drill: null } }) },
+    { name: "a drill out of range is 400", status: 400, run: () => ({ path: unknownId(), body: { drill: { maxDelaySeconds: 301 } } }) },
     // Above the maximum: the Mesh itself refuses what is not positive before calling.
     { name: "a rateLimit out of range is 400", status: 400, run: () => ({ path: unknownId(), body: { rateLimit: 10_001 } }) },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId(), body: { status: "ACTIVE" } }) },

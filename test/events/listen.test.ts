@@ -132,3 +132,41 @@ it("is the package's only bin, partner-listen, which runs from source in a clone
   expect(await help.exited, help.output()).toBe(0);
   expect(help.stdout()).toMatch(/^Usage: partner-listen --base-url/);
 }, 60_000);
+
+it("--drill sends every event twice (same eventId and webhook-id, each signed), holds them within the window, and refuses a bad spec", async () => {
+  const orders = [await newOrder(), await newOrder(), await newOrder()];
+  const state = join(mkdtempSync(join(tmpdir(), "listen-drill-")), "state.json");
+  const secret = generateWebhookSecret();
+  const args = ["--base-url", app.baseUrl, "--client-id", t.clientId, "--client-secret", t.clientSecret, "--forward-to", receiver.url("/drill")];
+  const feed = await call<{ data: { sequence: number; data: { orderId?: string } }[] }>(app, "GET", "/public/v1/events?after=0&limit=100", { token: t.token });
+  const after = feed.body.data.find((e) => e.data.orderId === orders[0])?.sequence;
+  expect(after).toBeDefined();
+
+  const once = runCli(
+    "listen",
+    [...args, "--after", String(Number(after) - 1), "--once", "--secret", secret, "--state", state, "--drill", "duplicate=1,reorder=1"],
+    {},
+  );
+  expect(await once.exited, once.output()).toBe(0);
+  const received = receiver.requests("/drill");
+  expect(received).toHaveLength(6);
+  for (const orderId of orders) {
+    const copies = received.filter((r) => (JSON.parse(r.body) as { data: { orderId: string } }).data.orderId === orderId);
+    expect(copies).toHaveLength(2);
+    expect(copies[0].headers["webhook-id"]).toBe(copies[1].headers["webhook-id"]);
+    expect(copies[0].headers["x-service-delivery-id"]).toBe(copies[1].headers["x-service-delivery-id"]);
+    for (const r of copies) expect(verifySignature(String(r.headers["x-service-signature"]), r.body, secret)).toBe(true);
+  }
+  const lines = once.output().split("\n");
+  expect(lines.filter((l) => / -> 200 \(\d+ ms\) \[reordered\]$/.test(l))).toHaveLength(3);
+  expect(lines.filter((l) => / -> 200 \(\d+ ms\) \[duplicate\]$/.test(l))).toHaveLength(3);
+  // The state file stands at the last event once every earlier one went out.
+  const last = Math.max(...received.map((r) => (JSON.parse(r.body) as { sequence: number }).sequence));
+  expect(JSON.parse(readFileSync(state, "utf8"))).toEqual({ after: String(last) });
+
+  for (const bad of ["duplicate=2", "reorder=301", "delay=1.5", "often=1", "duplicate=0", "reorder="]) {
+    const refused = runCli("listen", [...args, "--once", "--drill", bad], {});
+    expect(await refused.exited, bad).toBe(2);
+    expect(refused.output()).toMatch(/--drill/);
+  }
+}, 60_000);

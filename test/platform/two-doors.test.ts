@@ -41,6 +41,7 @@ const CREATE_CUSTOMER = "mutation($input: NewCustomerInput!) { createCustomer(in
 const UPDATE_CUSTOMER = "mutation($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { id } }";
 const SET_PRODUCT_STATUS = "mutation($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { id } }";
 const CREATE_WEBHOOK = "mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { id } }";
+const UPDATE_WEBHOOK = "mutation($id: ID!, $input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(id: $id, input: $input) { id } }";
 
 const order = (overrides: Record<string, unknown>) => ({
   type: "DELIVERY",
@@ -229,6 +230,25 @@ const cases: Case[] = [
       { field: "url", code: "INVALID_FORMAT" },
       { field: "events[1]", code: "INVALID_VALUE" },
     ],
+  ),
+  inputCase(
+    "updateWebhookEndpoint: a drill out of range",
+    "PATCH",
+    () => "/public/v1/webhooks/0b7a3f3e-3c1f-4d8e-9a61-2f4b5c6d7e80",
+    UPDATE_WEBHOOK,
+    () => ({ drill: { duplicateRate: 1.1, reorderWindowSeconds: 301 } }),
+    [
+      { field: "drill.duplicateRate", code: "OUT_OF_RANGE" },
+      { field: "drill.reorderWindowSeconds", code: "OUT_OF_RANGE" },
+    ],
+  ),
+  inputCase(
+    "updateWebhookEndpoint: a drill that changes nothing",
+    "PATCH",
+    () => "/public/v1/webhooks/0b7a3f3e-3c1f-4d8e-9a61-2f4b5c6d7e80",
+    UPDATE_WEBHOOK,
+    () => ({ drill: { duplicateRate: 0 } }),
+    [{ field: "drill", code: "INVALID_VALUE" }],
   ),
   inputCase(
     "createWebhookEndpoint: URL too long",

@@ -56,7 +56,19 @@ async function emitAndFanOutWithAttempts(storeId: string, type: "order.created" 
   return { eventId: event.id, attempts: await fanOutEvent(app.services.pool, event.id) };
 }
 
-const ENDPOINT_KEYS = ["deliveriesLast24h", "disabledReason", "events", "failureCount", "id", "lastSuccessAt", "rateLimit", "secretPrefix", "status", "url"];
+const ENDPOINT_KEYS = [
+  "deliveriesLast24h",
+  "disabledReason",
+  "drill",
+  "events",
+  "failureCount",
+  "id",
+  "lastSuccessAt",
+  "rateLimit",
+  "secretPrefix",
+  "status",
+  "url",
+];
 const DELIVERY_KEYS = [
   "attempts",
   "endpointId",
@@ -102,6 +114,7 @@ describe("endpoint management", () => {
       failureCount: 0,
       disabledReason: null,
       deliveriesLast24h: { delivered: 0, failed: 0, pending: 0, successRate: null },
+      drill: null,
     });
 
     const got = await call<Body>(app, "GET", `/public/v1/webhooks/${id}`, { token: tenant.token });
@@ -298,7 +311,8 @@ describe("deliveries list", () => {
     const gql = await graphql<{ webhookDeliveries: { data: Body[]; hasMore: boolean; nextCursor: string | null }; webhookEndpoints: Body[] }>(
       app,
       `{ webhookDeliveries(limit: 3) { data { id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId } hasMore nextCursor }
-         webhookEndpoints { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit deliveriesLast24h { delivered failed pending successRate } } }`,
+         webhookEndpoints { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit deliveriesLast24h { delivered failed pending successRate }
+           drill { duplicateRate reorderWindowSeconds maxDelaySeconds } } }`,
       {},
       t.token,
     );

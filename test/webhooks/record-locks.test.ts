@@ -102,6 +102,7 @@ function failedAttempt(delivery: Delivery, trigger: "SCHEDULED" | "REPLAY" = "SC
     dead_letter: false,
     next_step: 2,
     job_key: scheduledJobKey(delivery.id),
+    drill: null,
   };
 }
 

@@ -144,8 +144,18 @@ describe("a delivery's payload and attempts", () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toHaveLength(2);
     const [first, second] = res.body.data;
-    expect(Object.keys(first).sort()).toEqual(["attempt", "durationMs", "error", "httpStatus", "requestHeaders", "responseBody", "startedAt", "trigger"]);
-    expect(first).toMatchObject({ attempt: 1, trigger: "SCHEDULED", httpStatus: 500, error: "HTTP 500" });
+    expect(Object.keys(first).sort()).toEqual([
+      "attempt",
+      "drill",
+      "durationMs",
+      "error",
+      "httpStatus",
+      "requestHeaders",
+      "responseBody",
+      "startedAt",
+      "trigger",
+    ]);
+    expect(first).toMatchObject({ attempt: 1, trigger: "SCHEDULED", httpStatus: 500, error: "HTTP 500", drill: null });
     expect(String(first.responseBody)).toHaveLength(4096);
     expect(second).toMatchObject({ attempt: 2, trigger: "SCHEDULED", httpStatus: 200, error: null, responseBody: '{"ok":true}' });
     expect((second.requestHeaders as Record<string, string>)["X-Service-Event-Id"]).toBe(event.id);

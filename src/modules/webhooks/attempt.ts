@@ -16,6 +16,8 @@ import { DEFER_FIRST } from "./sql/fan-out.js";
 import { WEBHOOK_RECORD, WEBHOOK_RECORD_FIRST } from "./sql/record.js";
 import { parseInstant } from "../../platform/input.js";
 import { batchStatements } from "../../platform/db/batch.js";
+import { duplicateAfterMs, holdOf, type Drill, type Hold } from "./drill.js";
+import { ENQUEUE_DUPLICATE, RECORD_DUPLICATE } from "./sql/drill.js";
 
 /**
  * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
@@ -26,6 +28,10 @@ import { batchStatements } from "../../platform/db/batch.js";
  * Records that end together share one statement. The rare
  * attempts that change an endpoint's standing (a dead letter, a 410 Gone, failing for WEBHOOK_DISABLE_AFTER) are
  * recorded in a transaction of their own that also emits the operational event reporting the change.
+ *
+ * An endpoint running a fault drill (./drill.ts; SANDBOX only) has its new deliveries' first attempts held (created
+ * PENDING with their first job later, as the pace puts one off) and some sent twice (a job of its own after the first
+ * attempt, recorded apart by RECORD_DUPLICATE). Endpoints without one pay a null column in the claim and the fan-out.
  */
 
 export type AttemptRequest = DeliverPayload | { deliveryId: string; trigger: "TEST" };
@@ -36,7 +42,11 @@ export type AttemptOutcome =
   /** Another attempt of this scheduled step holds the lease (or died holding it): come back at retryAt. */
   | { kind: "busy"; retryAt: Date }
   /** Over its endpoint's pace: put off, uncounted, to the slot reserved for it at `at` (its job runs again then). */
-  | { kind: "paced"; at: Date };
+  | { kind: "paced"; at: Date }
+  /** Held by the endpoint's fault drill: its first attempt runs at `at`. */
+  | { kind: "held"; drill: Hold["drill"]; at: Date }
+  /** A fault drill's second send, recorded apart: the delivery's status is what its own attempts made it. */
+  | { kind: "duplicated"; succeeded: boolean; attempt: number };
 
 const ENDPOINT_INACTIVE_ERROR = "endpoint inactive";
 const EVENT_EXPIRED_ERROR = "event past retention";
@@ -68,12 +78,23 @@ export interface Claimed {
   rateLimit: number;
   /** lastAttemptAt before this claim stamped it (null for a first attempt), given back when the attempt is put off. */
   previousAttemptAt: Date | null;
+  /** The endpoint's fault drill, as PATCH stored it; null (nearly always) when none runs. */
+  drill: Drill | null;
+}
+
+/** A fault drill's second send of a delivery: an extra attempt, outside the retry chain. */
+function isDuplicate(req: AttemptRequest): boolean {
+  return req.trigger === "SCHEDULED" && req.drill === "duplicate";
+}
+
+/** The due time a scheduled attempt's claim (and put-off) holds the chain to; null for extra attempts, which claim regardless. */
+function chainDueAt(req: AttemptRequest): string | null {
+  return req.trigger === "SCHEDULED" && !isDuplicate(req) ? req.dueAt : null;
 }
 
 async function claim(services: Services, req: AttemptRequest): Promise<Claimed | null> {
-  const dueAt = req.trigger === "SCHEDULED" ? req.dueAt : null;
   const lease = attemptLeaseMs(services.config.WEBHOOK_TIMEOUT_MS);
-  const { rows } = await services.pool.query<Claimed>({ ...WEBHOOK_CLAIM, values: [req.deliveryId, dueAt, lease, MAX_SCHEDULED_ATTEMPTS] });
+  const { rows } = await services.pool.query<Claimed>({ ...WEBHOOK_CLAIM, values: [req.deliveryId, chainDueAt(req), lease, MAX_SCHEDULED_ATTEMPTS] });
   return rows[0] ?? null;
 }
 
@@ -92,6 +113,8 @@ async function explainUnclaimed(services: Services, req: AttemptRequest): Promis
   const stop = row.eventKept
     ? ({ reason: "endpoint inactive", error: ENDPOINT_INACTIVE_ERROR } as const)
     : ({ reason: "event expired", error: EVENT_EXPIRED_ERROR } as const);
+  // A drill's second send is extra: the delivery's own attempts decide its state.
+  if (isDuplicate(req)) return { kind: "skipped", reason: stop.reason };
   if (req.trigger === "SCHEDULED") {
     const due =
       (row.status === "PENDING" || row.status === "FAILED") && row.nextAttemptAt !== null && row.nextAttemptAt.getTime() === parseInstant(req.dueAt)?.getTime();
@@ -205,12 +228,19 @@ interface Policy {
   now: number;
 }
 
+/** What the endpoint's fault drill did to this attempt (only a first attempt is ever held). */
+function drillOfAttempt(req: AttemptRequest): RecordRow["drill"] {
+  const drill = req.trigger === "SCHEDULED" ? req.drill : undefined;
+  return drill === "delayed" || drill === "reordered" ? drill : null;
+}
+
 function decide(req: AttemptRequest, c: Claimed, result: SendWebhookResult, policy: Policy): Decision {
   if (result.ok) return { status: "DELIVERED", next: "clear", delayMs: 0, deadLetter: false, stop: null };
   // A dead letter stays one whatever a later replay does; pending retries still run unless the endpoint stops.
   const wasDead = req.trigger !== "SCHEDULED" && c.chainExhausted && c.nextAttemptAt === null;
   const failingFor = c.failingSince === null ? 0 : policy.now - c.failingSince.getTime();
-  const stop = result.status === 410 ? "gone" : failingFor >= policy.disableAfterMs ? "failing" : null;
+  // An attempt a drill held never stops its endpoint: its retries, undrilled, may.
+  const stop = drillOfAttempt(req) !== null ? null : result.status === 410 ? "gone" : failingFor >= policy.disableAfterMs ? "failing" : null;
   if (stop) {
     // The endpoint stops receiving: this delivery gets no further scheduled attempt; it can be recovered later.
     return { status: wasDead ? "DEAD_LETTER" : "FAILED", next: "clear", delayMs: 0, deadLetter: false, stop };
@@ -246,6 +276,8 @@ export interface RecordRow {
   dead_letter: boolean;
   next_step: number;
   job_key: string;
+  /** What a fault drill did to the attempt (held it); null for nearly every attempt. */
+  drill: Hold["drill"] | null;
 }
 
 /** A first attempt's outcome, as WEBHOOK_RECORD_FIRST reads it: also what it needs to create the delivery. */
@@ -407,6 +439,7 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
     dead_letter: d.deadLetter,
     next_step: req.trigger === "SCHEDULED" ? req.step + 1 : 0,
     job_key: scheduledJobKey(req.deliveryId),
+    drill: drillOfAttempt(req),
   };
   const attempts = await recordOutcome(services, row, c, d, create);
   // The delivery vanished mid-attempt (its endpoint was deleted): nothing left to record against.
@@ -424,6 +457,7 @@ async function record(services: Services, req: AttemptRequest, c: Claimed, sent:
       result: resultOf(sent),
       httpStatus: result.status,
       error: result.error,
+      drill: row.drill,
     };
     services.log.warn(fields, "webhook attempt failed");
     if (d.deadLetter) services.log.warn({ ...fields, status: d.status }, "webhook delivery dead-lettered: its endpoint is now FAILED");
@@ -442,7 +476,45 @@ async function sendAndRecord(
   const sent = await send(services, req.deliveryId, claimed, waitOutside);
   const report = { result: resultOf(sent), seconds: sent.result.durationMs / 1000 };
   for (const watcher of watchers.get(services) ?? []) watcher(report);
-  return record(services, req, claimed, sent, create);
+  if (isDuplicate(req)) return recordDuplicate(services, req, claimed, sent);
+  const outcome = await record(services, req, claimed, sent, create);
+  if (claimed.drill && outcome.kind === "attempted" && req.trigger === "SCHEDULED" && req.step === 1) await duplicateLater(services, req, claimed.drill);
+  return outcome;
+}
+
+/**
+ * At the drill's duplicateRate, queues the delivery's second send, within the reorder window after the first: same
+ * event, same eventId and webhook-id, signed when it is sent. Queued once its first attempt is recorded, so the
+ * delivery exists; a crash in between loses only the copy.
+ */
+async function duplicateLater(services: Services, req: FirstAttempt, drill: Drill): Promise<void> {
+  const afterMs = duplicateAfterMs(drill);
+  if (afterMs === null) return;
+  const payload: DeliverPayload = { deliveryId: req.deliveryId, trigger: "SCHEDULED", step: 1, dueAt: req.dueAt, drill: "duplicate" };
+  await services.pool.query(ENQUEUE_DUPLICATE, [DELIVER_TASK, JSON.stringify(payload), afterMs, deliverJobKey(payload)]);
+}
+
+/** Records a drill's second send: an attempt row marked duplicate; the delivery and its endpoint's health are left as they are. */
+async function recordDuplicate(services: Services, req: AttemptRequest, c: Claimed, sent: Sent): Promise<AttemptOutcome> {
+  const { result } = sent;
+  const { rows } = await services.pool.query<{ number: number }>(RECORD_DUPLICATE, [
+    req.deliveryId,
+    result.ok,
+    result.status,
+    result.durationMs,
+    result.error,
+    JSON.stringify(sent.headers),
+    sent.body,
+    result.responseExcerpt,
+    c.startedAt,
+  ]);
+  const attempt = rows[0]?.number;
+  if (attempt === undefined) return { kind: "skipped", reason: "gone" };
+  if (!result.ok) {
+    const fields = { deliveryId: req.deliveryId, endpointId: c.endpointId, storeId: c.storeId, applicationId: c.applicationId, attempt, drill: "duplicate" };
+    services.log.warn({ ...fields, result: resultOf(sent), httpStatus: result.status, error: result.error }, "webhook attempt failed");
+  }
+  return { kind: "duplicated", succeeded: result.ok, attempt };
 }
 
 /**
@@ -473,13 +545,20 @@ async function putOff(services: Services, req: DeliverPayload, c: Claimed, slot:
   const slotAt = slot.toISOString();
   const payload: DeliverPayload =
     req.trigger === "SCHEDULED" ? { ...req, dueAt: slotAt, slotAt } : { deliveryId: req.deliveryId, trigger: req.trigger, slotAt };
-  const dueAt = req.trigger === "SCHEDULED" ? req.dueAt : null;
-  await services.pool.query(DEFER_ATTEMPT, [req.deliveryId, slotAt, c.previousAttemptAt, dueAt, JSON.stringify(payload), deliverJobKey(payload), DELIVER_TASK]);
+  await services.pool.query(DEFER_ATTEMPT, [
+    req.deliveryId,
+    slotAt,
+    c.previousAttemptAt,
+    chainDueAt(req),
+    JSON.stringify(payload),
+    deliverJobKey(payload),
+    DELIVER_TASK,
+  ]);
   services.log.debug({ deliveryId: req.deliveryId, endpointId: c.endpointId, trigger: req.trigger, slotAt }, "webhook attempt paced");
   return { kind: "paced", at: slot };
 }
 
-/** A first attempt the fan-out put off to a slot of its endpoint's pace, as DEFER_FIRST reads it. */
+/** A first attempt the fan-out put off to a slot of its endpoint's pace (or its drill held), as DEFER_FIRST reads it. */
 interface DeferredFirst {
   id: string;
   event_id: string;
@@ -489,6 +568,8 @@ interface DeferredFirst {
   event_type: string;
   created_at: Date;
   slot_at: Date;
+  /** Held by the endpoint's fault drill, not paced: no slot is reserved at slot_at. */
+  drill: Hold["drill"] | null;
 }
 
 const deferrers = new WeakMap<pg.Pool, DataLoader<DeferredFirst, null>>();
@@ -512,9 +593,22 @@ function deferrer(pool: pg.Pool): DataLoader<DeferredFirst, null> {
  * costs nothing more: an endpoint's slots come from this process's lease (src/platform/pace).
  */
 export async function attemptFirst(services: Services, req: FirstAttempt, planned: Claimed): Promise<AttemptOutcome> {
+  // A drill's hold comes first: the held attempt takes its pace when it runs.
+  const hold = planned.drill ? holdOf(planned.drill) : null;
+  if (hold) {
+    const at = new Date(Date.now() + hold.ms);
+    await deferFirst(services, req, planned, at, hold.drill);
+    return { kind: "held", drill: hold.drill, at };
+  }
   const slot = await services.pacer.take(paceKey(planned.endpointId), planned.rateLimit);
   if (!slot) return sendAndRecord(services, req, planned, true);
-  await deferrer(services.pool).load({
+  await deferFirst(services, req, planned, slot, null);
+  services.log.debug({ deliveryId: req.deliveryId, endpointId: planned.endpointId, slotAt: slot.toISOString() }, "webhook attempt paced");
+  return { kind: "paced", at: slot };
+}
+
+function deferFirst(services: Services, req: FirstAttempt, planned: Claimed, at: Date, drill: Hold["drill"] | null): Promise<null> {
+  return deferrer(services.pool).load({
     id: req.deliveryId,
     event_id: planned.eventId,
     endpoint_id: planned.endpointId,
@@ -522,8 +616,7 @@ export async function attemptFirst(services: Services, req: FirstAttempt, planne
     store_id: planned.storeId,
     event_type: planned.eventType,
     created_at: planned.startedAt,
-    slot_at: slot,
+    slot_at: at,
+    drill,
   });
-  services.log.debug({ deliveryId: req.deliveryId, endpointId: planned.endpointId, slotAt: slot.toISOString() }, "webhook attempt paced");
-  return { kind: "paced", at: slot };
 }

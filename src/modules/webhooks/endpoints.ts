@@ -1,6 +1,6 @@
 import type { PartnerPrincipal } from "../../platform/auth/principal.js";
 import type { Scope } from "../../platform/auth/scopes.js";
-import type { Environment } from "../../platform/db/prisma.js";
+import { Prisma, type Environment } from "../../platform/db/prisma.js";
 import { ALL_EVENTS } from "./schemas.js";
 import type { Transact, Tx, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import type { SecretBox } from "../../platform/crypto/encryption.js";
@@ -11,6 +11,7 @@ import type { WaitOutside } from "../../platform/outside.js";
 import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
 import { checkWebhookUrl, resolveHost } from "./url-safety.js";
+import { DRILL_FIELDS, type Drill } from "./drill.js";
 import { lockActiveGrant, rotateEndpointSecret } from "./sql/endpoints.js";
 
 /**
@@ -142,6 +143,22 @@ export interface EndpointChanges {
   events?: readonly string[] | null;
   status?: Exclude<WebhookEndpointStatus, "FAILED"> | null;
   rateLimit?: number | null;
+  /** A fault drill to run (SANDBOX endpoints only), null to end one, undefined to leave it as it is. */
+  drill?: Drill | null;
+}
+
+/** A drill whose every field is 0 (each defaults to 0) would change nothing: the request is a mistake. */
+export function idleDrill() {
+  return invalidRequest(`A fault drill needs at least one of ${DRILL_FIELDS.join(", ")} above 0; to end a drill, send drill: null.`, [
+    { field: "drill", code: "INVALID_VALUE", message: `\`drill\` must set at least one of ${DRILL_FIELDS.join(", ")} above 0` },
+  ]);
+}
+
+/** Drills rehearse faults against a receiver under development; a live store's receiver never gets them. */
+function productionDrill(id: string) {
+  return unprocessable(`Webhook endpoint ${id} belongs to a PRODUCTION store; fault drills run on SANDBOX endpoints only.`, [
+    { field: "drill", code: "SANDBOX_ONLY", message: "fault drills run on SANDBOX endpoints only" },
+  ]);
 }
 
 /** Said of an endpoint set INACTIVE through PATCH (the service sets its own reasons when it stops one). */
@@ -186,6 +203,7 @@ export async function updateEndpoint<T>(
     },
   });
   if (!endpoint) throw notFound("webhook endpoint", id);
+  if (changes.drill && endpoint.store.environment !== "SANDBOX") throw productionDrill(id);
   const reactivating = changes.status === "ACTIVE" && endpoint.status === "INACTIVE";
   if (principal && reactivating && endpoint.disabledByAdmin) throw keptInactiveByAdmin(id);
   const scopes = new Set<string>(principal ? principal.scopes : endpoint.application.scopes);
@@ -208,6 +226,7 @@ export async function updateEndpoint<T>(
         ...(changes.url ? { url: changes.url } : {}),
         ...(events ? { events } : {}),
         ...(changes.rateLimit ? { rateLimit: changes.rateLimit } : {}),
+        ...(changes.drill !== undefined ? { drill: changes.drill ? { ...changes.drill } : Prisma.DbNull } : {}),
         ...status,
       },
     });

@@ -19,12 +19,13 @@ import {
   updateWebhookEndpointInput,
 } from "./schemas.js";
 import { UUID_TEXT } from "../../platform/schema/fields.js";
-import { createEndpoint, deleteEndpoint, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
+import { createEndpoint, deleteEndpoint, idleDrill, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
 import { requestRecovery, type RecoverResult } from "./recover.js";
 import { requestBackfill, type BackfillResult } from "./backfill.js";
 import { envelopeBody } from "./message.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
+import { ATTEMPT_DRILLS, drillFrom, isIdle, MAX_DRILL_SECONDS, storedDrill, type Drill } from "./drill.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
 /**
@@ -70,6 +71,31 @@ const WebhookEndpointSwitchEnum = builder.enumType("WebhookEndpointSwitch", {
 });
 export const WebhookDeliveryStatusEnum = builder.enumType("WebhookDeliveryStatus", { values: WEBHOOK_DELIVERY_STATUSES });
 const WebhookAttemptTriggerEnum = builder.enumType("WebhookAttemptTrigger", { values: WEBHOOK_ATTEMPT_TRIGGERS });
+const WebhookAttemptDrillEnum = builder.enumType("WebhookAttemptDrill", {
+  description:
+    "Extension to the contract: what the endpoint's fault drill did to an attempt: duplicate (a second send of the delivery), delayed or reordered (held before it was sent).",
+  values: ATTEMPT_DRILLS,
+});
+
+const DRILL_SECONDS = { jsonSchema: { minimum: 0, maximum: MAX_DRILL_SECONDS } };
+
+const WebhookDrill = builder.objectRef<Drill>("WebhookDrill").implement({
+  description: "Extension to the contract: the fault drill a SANDBOX endpoint runs (PATCH drill; null ends it).",
+  fields: (t) => ({
+    duplicateRate: t.exposeFloat("duplicateRate", {
+      description: "Share of deliveries sent twice (same eventId and webhook-id, each signed), 0 to 1.",
+      extensions: { jsonSchema: { minimum: 0, maximum: 1 } },
+    }),
+    reorderWindowSeconds: t.exposeInt("reorderWindowSeconds", {
+      description: "Each delivery is held a random time up to this many seconds, so later events overtake earlier ones.",
+      extensions: DRILL_SECONDS,
+    }),
+    maxDelaySeconds: t.exposeInt("maxDelaySeconds", {
+      description: "Each delivery is held a random time up to this many seconds more.",
+      extensions: DRILL_SECONDS,
+    }),
+  }),
+});
 
 interface DeliveryStats {
   delivered: number;
@@ -155,6 +181,13 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
       description: "After a rotation, deliveries carry the previous secret's signature too until this time.",
     }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    drill: t.field({
+      type: WebhookDrill,
+      nullable: true,
+      description: "Extension to the contract: the fault drill the endpoint runs (SANDBOX only); null when none.",
+      select: { drill: true },
+      resolve: (e) => storedDrill(e.drill),
+    }),
     deliveriesLast24h: t.field({
       type: WebhookEndpointStats,
       description:
@@ -180,6 +213,11 @@ builder.prismaObject("WebhookAttempt", {
     requestBody: t.exposeString("requestBody"),
     responseExcerpt: t.exposeString("responseExcerpt", { nullable: true, description: "Up to 4 KiB of the receiver's response body." }),
     startedAt: t.expose("startedAt", { type: "DateTime" }),
+    drill: t.expose("drill", {
+      type: WebhookAttemptDrillEnum,
+      nullable: true,
+      description: "Extension to the contract: what the endpoint's fault drill did to this attempt; null for an attempt no drill touched.",
+    }),
   }),
 });
 
@@ -303,12 +341,22 @@ const RecoveredWebhookDeliveries = builder.objectRef<RecoverResult>("RecoveredWe
   }),
 });
 
+const WebhookDrillInput = builder.inputType("WebhookDrillInput", {
+  description: "Extension to the contract: a fault drill; each field 0 when left out, at least one above 0.",
+  fields: (t) => ({
+    duplicateRate: t.float({ description: "Share of deliveries sent twice, 0 to 1" }),
+    reorderWindowSeconds: t.int({ description: "Seconds within which deliveries are released out of order, 0 to 300" }),
+    maxDelaySeconds: t.int({ description: "Seconds a delivery may be held back at most, 0 to 300" }),
+  }),
+});
+
 const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput", {
   fields: (t) => ({
     url: t.string(),
     events: t.stringList({ description: 'Event types, or ["*"] for every type the Application\'s scopes allow' }),
     status: t.field({ type: WebhookEndpointSwitchEnum }),
     rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000)" }),
+    drill: t.field({ type: WebhookDrillInput, description: "A fault drill (SANDBOX endpoints only); null ends it" }),
   }),
 });
 
@@ -471,13 +519,15 @@ builder.mutationFields((t) => ({
     resolve: async (query, _root, { id, input }, ctx) => {
       idPath.check({ id });
       updateWebhookEndpointInput.check(jsonOf(input));
+      const drill = input.drill ? drillFrom(input.drill) : input.drill;
+      if (drill && isIdle(drill)) throw idleDrill();
       const principal = ctx.principal.kind === "partner" ? tenantOf(ctx) : null;
       return updateEndpoint(
         ctx.services,
         principal,
         ownerOf(ctx),
         id,
-        input,
+        { ...input, drill },
         (fn) => runCommand(ctx, fn),
         (tx) => tx.webhookEndpoint.findUniqueOrThrow({ ...query, where: { id } }),
         ctx.waitOutside,

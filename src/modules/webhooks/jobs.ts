@@ -1,6 +1,7 @@
 import { FAN_OUT_TASK, type FanOutPayload } from "../../platform/events/outbox.js";
 import { parseInstant } from "../../platform/input.js";
 import { isUuid } from "../../platform/uuid.js";
+import { ATTEMPT_DRILLS, type AttemptDrill } from "./drill.js";
 
 export const DELIVER_TASK = "deliver_webhook";
 
@@ -9,9 +10,11 @@ export const DELIVER_TASK = "deliver_webhook";
  * the `dueAt` it was scheduled for: the delivery's `nextAttemptAt` must still equal it, which is what makes
  * a stale or duplicated job a no-op. A REPLAY job (or a RECOVER or BACKFILL one) runs one extra attempt regardless of the chain. `slotAt`: the job
  * was put off to a slot of its endpoint's pace reserved for it (src/platform/pace), which it uses if it runs in time.
+ * `drill`: what the endpoint's fault drill (./drill.ts) did to a first attempt: held it (delayed, reordered), or made
+ * this job its second send (duplicate: an extra attempt that claims regardless of the chain, as a replay does).
  */
 export type DeliverPayload =
-  | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string }
+  | { deliveryId: string; trigger: "SCHEDULED"; step: number; dueAt: string; slotAt?: string; drill?: AttemptDrill }
   | { deliveryId: string; trigger: "REPLAY" | "RECOVER" | "BACKFILL"; slotAt?: string };
 
 /** A delivery's first scheduled attempt, as the fan-out plans it and the attempt sends it. */
@@ -39,9 +42,13 @@ export const paceKey = (endpointId: string): string => `endpoint:${endpointId}`;
 export const RECOVER_JOB_KEY_PREFIX = "recover:";
 /** And a backfill's, for the same reason. */
 export const BACKFILL_JOB_KEY_PREFIX = "backfill:";
+/** And a drill's second send, so it neither displaces nor is displaced by the chain. */
+export const DUPLICATE_JOB_KEY_PREFIX = "duplicate:";
 
 export function deliverJobKey(payload: DeliverPayload): string {
-  if (payload.trigger === "SCHEDULED") return scheduledJobKey(payload.deliveryId);
+  if (payload.trigger === "SCHEDULED") {
+    return payload.drill === "duplicate" ? `${DUPLICATE_JOB_KEY_PREFIX}${payload.deliveryId}` : scheduledJobKey(payload.deliveryId);
+  }
   if (payload.trigger === "BACKFILL") return `${BACKFILL_JOB_KEY_PREFIX}${payload.deliveryId}`;
   return payload.trigger === "REPLAY" ? replayJobKey(payload.deliveryId) : `${RECOVER_JOB_KEY_PREFIX}${payload.deliveryId}`;
 }
@@ -57,12 +64,14 @@ export function assertFanOutPayload(payload: unknown): FanOutPayload {
 
 export function assertDeliverPayload(payload: unknown): DeliverPayload {
   if (isRecord(payload) && typeof payload.deliveryId === "string" && isUuid(payload.deliveryId)) {
-    const { deliveryId, trigger, step, dueAt, slotAt } = payload;
+    const { deliveryId, trigger, step, dueAt, slotAt, drill } = payload;
     const slot = typeof slotAt === "string" && parseInstant(slotAt) !== null ? { slotAt } : {};
     if (slotAt !== undefined && !("slotAt" in slot)) throw new Error(`${DELIVER_TASK}: unrecognised slotAt in ${JSON.stringify(payload)}`);
     if (trigger === "REPLAY" || trigger === "RECOVER" || trigger === "BACKFILL") return { deliveryId, trigger, ...slot };
+    const drilled = ATTEMPT_DRILLS.find((d) => d === drill);
+    if (drill !== undefined && !drilled) throw new Error(`${DELIVER_TASK}: unrecognised drill in ${JSON.stringify(payload)}`);
     if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
-      return { deliveryId, trigger, step: step as number, dueAt, ...slot };
+      return { deliveryId, trigger, step: step as number, dueAt, ...slot, ...(drilled ? { drill: drilled } : {}) };
     }
   }
   throw new Error(`${DELIVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);

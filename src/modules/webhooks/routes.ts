@@ -18,11 +18,13 @@ import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
 
 const WebhookEndpointFragment = graphql(
   `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit
-    deliveriesLast24h { delivered failed pending successRate } }`,
+    deliveriesLast24h { delivered failed pending successRate }
+    drill { duplicateRate reorderWindowSeconds maxDelaySeconds } }`,
 );
 
 const WebhookAttemptFragment = graphql(`fragment WebhookAttempt on WebhookAttempt {
-  attempt: number trigger startedAt durationMs httpStatus error requestHeaders responseBody: responseExcerpt }`);
+  attempt: number trigger startedAt durationMs httpStatus error requestHeaders responseBody: responseExcerpt
+  drill }`);
 
 const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDelivery {
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
@@ -140,7 +142,8 @@ export const webhookRoutes = [
     summary: "List a delivery's attempts (extension to the contract)",
     description:
       "Oldest first: each attempt's number, trigger (SCHEDULED, REPLAY, RECOVER, TEST or BACKFILL), start, duration, HTTP status, error, the headers sent " +
-      "and up to 4 KiB of the receiver's response body.",
+      "and up to 4 KiB of the receiver's response body; drill (extension to the contract): duplicate, delayed or reordered when the endpoint's " +
+      "fault drill sent or held it, otherwise null.",
     pathParams: deliveryIdPath,
     document: graphql(`query listWebhookDeliveryAttempts($id: ID!) { webhookDelivery(id: $id) { attemptLog { ...WebhookAttempt } } }`, [
       WebhookAttemptFragment,
@@ -196,7 +199,10 @@ export const webhookRoutes = [
       'Any of url (checked as on registration), events (or ["*"]: every type the Application\'s scopes allow when an event is delivered, ' +
       "webhook.test excepted) and status: INACTIVE stops deliveries, ACTIVE resumes an INACTIVE endpoint (then recover what it missed), " +
       "unless an administrator set it INACTIVE: then ACTIVE is 403 FORBIDDEN until an administrator re-enables it (url and events still change). " +
-      "The secret, the history and the delivery log are kept.",
+      "The secret, the history and the delivery log are kept. Extension to the contract: drill { duplicateRate, reorderWindowSeconds, " +
+      "maxDelaySeconds } starts a fault drill on a SANDBOX endpoint (each field optional, 0 when left out, at least one above 0; a PRODUCTION " +
+      "endpoint is 422 and nothing changes): new events' deliveries are held and released out of order within the window, delayed up to the " +
+      "maximum, and sent twice at the rate (same eventId and webhook-id, each signed), every such attempt marked in the attempt log; drill: null ends it.",
     pathParams: idPath,
     body: updateWebhookEndpointInput,
     document: graphql(

@@ -1,8 +1,9 @@
 import type { JsonSchema } from "../../platform/json.js";
-import { dateTime, uuid } from "../../platform/schemas.js";
+import { dateTime, nullable, uuid } from "../../platform/schemas.js";
 import { defineBody, definePath, defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
+import { MAX_DRILL_SECONDS } from "./drill.js";
 
 /** Subscribing to "*" (alone) is every type the Application's scopes allow when an event is delivered. */
 export const ALL_EVENTS = "*";
@@ -37,11 +38,39 @@ export const CreateWebhookEndpointBody: JsonSchema = {
   properties: { url: webhookUrl, events: webhookEvents, rateLimit: endpointRateLimit },
 };
 
+const drillSeconds = (what: string): JsonSchema => ({ type: "integer", minimum: 0, maximum: MAX_DRILL_SECONDS, default: 0, description: what });
+
+/** A fault drill as PATCH takes it: each field optional (0 when left out), at least one above 0. */
+export const WebhookDrillBody: JsonSchema = {
+  type: "object",
+  minProperties: 1,
+  additionalProperties: false,
+  description:
+    "Extension to the contract: a fault drill, for SANDBOX endpoints only (a PRODUCTION endpoint answers 422). Each field is optional " +
+    "(0 when left out) and at least one must be above 0. While it runs, every new event's delivery to the endpoint is held a random time " +
+    "within reorderWindowSeconds (so later events overtake earlier ones; its first attempt is marked reordered) plus up to maxDelaySeconds " +
+    "(marked delayed when there is no reorder window), and at duplicateRate sent a second time with the same eventId and webhook-id, signed " +
+    "again (marked duplicate). Deliveries stay at least once and at the endpoint's pace; a drilled attempt never counts against the " +
+    "endpoint's health. null ends the drill.",
+  example: { duplicateRate: 0.2, reorderWindowSeconds: 10, maxDelaySeconds: 30 },
+  properties: {
+    duplicateRate: {
+      type: "number",
+      minimum: 0,
+      maximum: 1,
+      default: 0,
+      description: "Share of deliveries sent twice, from 0 to 1 (1: every one)",
+    },
+    reorderWindowSeconds: drillSeconds("Seconds within which deliveries are released out of order, 0 to 300"),
+    maxDelaySeconds: drillSeconds("Seconds a delivery may be held back at most, 0 to 300"),
+  },
+};
+
 export const UpdateWebhookEndpointBody: JsonSchema = {
   type: "object",
   minProperties: 1,
   additionalProperties: false,
-  description: "Extension to the contract. Any of url, events, status and rateLimit; the secret, the history and the delivery log are kept.",
+  description: "Extension to the contract. Any of url, events, status, rateLimit and drill; the secret, the history and the delivery log are kept.",
   properties: {
     url: webhookUrl,
     events: webhookEvents,
@@ -53,6 +82,7 @@ export const UpdateWebhookEndpointBody: JsonSchema = {
         "INACTIVE stops deliveries (pending retries end); ACTIVE resumes an INACTIVE endpoint (a FAILED one stays FAILED until a success), " +
         "except one an administrator set INACTIVE: that is 403 FORBIDDEN until an administrator sets it ACTIVE",
     },
+    drill: nullable(WebhookDrillBody),
   },
 };
 

@@ -31,11 +31,11 @@ where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."
     d.status in ('PENDING', 'FAILED') and d."nextAttemptAt" = $2::timestamptz
     and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
 returning d."eventId", d."endpointId", d."storeId", d."applicationId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
-  e.status as "endpointStatus", e."failingSince", e."rateLimit", prev."previousAttemptAt",
+  e.status as "endpointStatus", e."failingSince", e."rateLimit", prev."previousAttemptAt", e.drill,
   case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
   ev.data, ev."createdAt" as "eventCreatedAt", ev.sequence::float8 as "eventSequence", s.code as "tenantId", s.environment,
   case when $2::timestamptz is null then (
-    select count(*) filter (where a.trigger = 'SCHEDULED') >= $4::int and not coalesce(bool_or(a.succeeded), false)
+    select count(*) filter (where a.trigger = 'SCHEDULED' and a.drill is distinct from 'duplicate') >= $4::int and not coalesce(bool_or(a.succeeded), false)
     from "WebhookAttempt" a where a."deliveryId" = d.id
   ) else false end as "chainExhausted"`,
 } as const;
@@ -64,7 +64,7 @@ export const END_CHAIN = `update "WebhookDelivery" set status = 'FAILED', "nextA
  */
 export const FAIL_REPLAY = `update "WebhookDelivery" d set "lastError" = $2, "updatedAt" = now(),
     status = case when d."nextAttemptAt" is null and (
-      select count(*) filter (where a.trigger = 'SCHEDULED') >= $3::int and not coalesce(bool_or(a.succeeded), false)
+      select count(*) filter (where a.trigger = 'SCHEDULED' and a.drill is distinct from 'duplicate') >= $3::int and not coalesce(bool_or(a.succeeded), false)
       from "WebhookAttempt" a where a."deliveryId" = d.id
     ) then 'DEAD_LETTER'::"WebhookDeliveryStatus" else 'FAILED'::"WebhookDeliveryStatus" end
   where d.id = $1 and d.status = 'PENDING'`;

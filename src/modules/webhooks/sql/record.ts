@@ -20,12 +20,16 @@ import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
  */
 const INPUT_COLUMNS = `ord int, id uuid, endpoint_id uuid, status "WebhookDeliveryStatus", http_status int, last_error text, duration_ms int, next text,
     delay_ms int, trigger "WebhookAttemptTrigger", succeeded boolean, error text, headers jsonb, body text, excerpt text, started_at timestamptz,
-    dead_letter boolean, next_step int, job_key text`;
+    dead_letter boolean, next_step int, job_key text,
+    drill "WebhookAttemptDrill"`;
 
-/** The batch's endpoints whose health this batch writes, locked by id before anything else. */
+/**
+ * The batch's endpoints whose health this batch writes, locked by id before anything else. An attempt a fault drill
+ * held (drill set) that failed says nothing of the endpoint's health: its delivery's retries do.
+ */
 const ENDPOINT_LOCK = `outcome as (
   select endpoint_id as id, bool_or(succeeded) as ok, count(*) filter (where not succeeded) as failures, bool_or(dead_letter) as dead
-  from input group by endpoint_id
+  from input where drill is null or succeeded group by endpoint_id
 ), endpoint_lock as (
   -- $4 repeats the endpoints' ids as an array, for the same reason as $3 (below).
   select e.id from "WebhookEndpoint" e join outcome o on o.id = e.id
@@ -38,8 +42,10 @@ const ENDPOINT_LOCK = `outcome as (
 
 /** The attempt rows, the endpoints' health and the next scheduled jobs, from `delivery` (the rows written). */
 const RECORD_REST = `attempt as (
-  insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "responseExcerpt", "startedAt")
-  select gen_random_uuid(), d.id, d.attempts, d.trigger, d.succeeded, d.http_status, d.duration_ms, d.error, d.headers, d.body, d.excerpt, d.started_at
+  insert into "WebhookAttempt" (id, "deliveryId", number, trigger, succeeded, "httpStatus", "durationMs", error, "requestHeaders", "requestBody", "responseExcerpt", "startedAt",
+    drill)
+  select gen_random_uuid(), d.id, d.attempts, d.trigger, d.succeeded, d.http_status, d.duration_ms, d.error, d.headers, d.body, d.excerpt, d.started_at,
+    d.drill
   from delivery d
 ), endpoint as (
   update "WebhookEndpoint" e set
@@ -88,7 +94,7 @@ with input as (
   from input i, delivery_lock l, ${ASYNC_COMMIT}
   where d.id = i.id and d.id = l.id
   returning d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
-    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at
+    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at, i.drill
 ), ${RECORD_REST}`,
 } as const;
 
@@ -124,7 +130,7 @@ with input as (
   returning id, attempts, "nextAttemptAt"
 ), delivery as (
   select d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
-    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at
+    i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at, i.drill
   from inserted d join input i on i.id = d.id
 ), ${RECORD_REST}`,
 } as const;
