@@ -242,6 +242,7 @@ const ENDPOINT = {
   failureCount: 0,
   disabledReason: null,
   rateLimit: 50,
+  apiVersion: "2026-12-01",
   deliveriesLast24h: { delivered: 41, failed: 1, pending: 0, successRate: 0.9762 },
 };
 
@@ -637,6 +638,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       url: WEBHOOK_URL,
       events: ["order.created", "order.cancelled"],
       rateLimit: 50,
+      apiVersion: "2026-12-01",
       secret: "whsec_5oaG0P2uqqa0W7Hibi/wMVhXNjVkHMYveywSVc1zFio=",
       secretPrefix: SECRET_PREFIX,
       message: "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",

@@ -1,3 +1,4 @@
+import { apiVersionOf } from "../../platform/versions.js";
 import type { PartnerPrincipal } from "../../platform/auth/principal.js";
 import type { Scope } from "../../platform/auth/scopes.js";
 import type { Environment } from "../../platform/db/prisma.js";
@@ -41,6 +42,8 @@ export interface EndpointInput {
   events: readonly string[];
   /** Deliveries per second at most; WEBHOOK_ENDPOINT_RATE when not given. */
   rateLimit?: number | null;
+  /** The API version deliveries are rendered in; the Application's pin when not given. */
+  apiVersion?: string | null;
 }
 
 /**
@@ -87,10 +90,11 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
         url: input.url,
         events,
         rateLimit: input.rateLimit ?? services.config.WEBHOOK_ENDPOINT_RATE,
+        apiVersion: input.apiVersion ? apiVersionOf(input.apiVersion, "apiVersion") : principal.apiVersion,
         secretCiphertext: services.box.encrypt(secret),
         secretPrefix: secretPrefix(secret),
       },
-      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true },
+      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true, apiVersion: true },
     });
   });
   return { ...endpoint, secret };
@@ -142,6 +146,8 @@ export interface EndpointChanges {
   events?: readonly string[] | null;
   status?: Exclude<WebhookEndpointStatus, "FAILED"> | null;
   rateLimit?: number | null;
+  /** The API version its next deliveries are rendered in. */
+  apiVersion?: string | null;
 }
 
 /** Said of an endpoint set INACTIVE through PATCH (the service sets its own reasons when it stops one). */
@@ -208,6 +214,7 @@ export async function updateEndpoint<T>(
         ...(changes.url ? { url: changes.url } : {}),
         ...(events ? { events } : {}),
         ...(changes.rateLimit ? { rateLimit: changes.rateLimit } : {}),
+        ...(changes.apiVersion ? { apiVersion: apiVersionOf(changes.apiVersion, "apiVersion") } : {}),
         ...status,
       },
     });
