@@ -161,6 +161,11 @@ export class RestRouter {
     const { compiled, params } = this.match(r.req.method ?? "GET", r.pathname);
     const { route } = compiled;
     const principal = this.authorize(route, r.principal);
+    const version = r.apiVersion ?? principal.apiVersion;
+    const lifecycle = lifecycleHeaders(this.services.config.apiVersionLifecycles[version], `${this.services.config.publicBaseUrl}${VERSIONS_PATH}`);
+    // Set now, so a problem answered from here on carries them too.
+    r.res.setHeader(API_VERSION_HEADER, version);
+    for (const [name, value] of Object.entries(lifecycle)) r.res.setHeader(name, value);
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseJsonBody(r.req, rawBody, this.services.config.JSON_MAX_DEPTH);
     const query = queryOf(r.searchParams);
@@ -168,11 +173,6 @@ export class RestRouter {
     route.pathParams?.check(params);
     route.query?.check(query);
     route.body?.check(body ?? {});
-    const version = r.apiVersion ?? principal.apiVersion;
-    const lifecycle = lifecycleHeaders(this.services.config.apiVersionLifecycles[version], `${this.services.config.publicBaseUrl}${VERSIONS_PATH}`);
-    // Set now, so a problem answered from here on carries them too.
-    r.res.setHeader(API_VERSION_HEADER, version);
-    for (const [name, value] of Object.entries(lifecycle)) r.res.setHeader(name, value);
     versionRequest(version, route.operationId, query);
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
