@@ -168,7 +168,6 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
 export const HEADERS: Record<string, JsonSchema> = {
   ApiVersion: {
     description: "The API version the response was answered in: the request's Api-Version, else the Application's pin.",
-    required: true,
     schema: { type: "string", enum: [...API_VERSIONS] },
   },
   Deprecation: {

@@ -10,7 +10,6 @@ export const ApplicationPatchSchema: JsonSchema = {
       type: "string",
       minLength: 1,
       description: `An API version: ${API_VERSIONS.join(", ")} (latest ${LATEST_API_VERSION}); another is 400 INVALID_API_VERSION listing them`,
-      examples: [LATEST_API_VERSION],
     },
   },
 };
