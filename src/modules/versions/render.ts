@@ -185,11 +185,6 @@ export class VersionedResponses {
     }
   }
 
-  /** Whether some answer of this version differs from the code's. */
-  get rewrites(): boolean {
-    return this.steps.length > 0;
-  }
-
   /** The body in this version. */
   body(operationId: string, answer: VersionedAnswer): unknown {
     let body = answer.body;
