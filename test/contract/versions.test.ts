@@ -1,5 +1,8 @@
-import { readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import openapiTS, { astToString } from "openapi-typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_VERSIONS, FIRST_API_VERSION, LATEST_API_VERSION } from "../../src/platform/versions.js";
 import type { OpenApiDocument } from "../../src/rest/openapi-document.js";
@@ -72,6 +75,29 @@ describe.each(LATER)("version %s", (version) => {
       expect(res.headers["api-version"]).toBe(version);
     }
   });
+
+  it("generates a client with openapi-typescript that compiles under tsc --strict", async () => {
+    const dir = join(ROOT, "test/contract/client/generated");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `openapi-${version}.ts`);
+    writeFileSync(file, astToString(await openapiTS(readFileSync(join(ROOT, `schema/openapi-${version}.json`), "utf8"))));
+    const args = [
+      "--no-install",
+      "tsc",
+      "--noEmit",
+      "--strict",
+      "--skipLibCheck",
+      "--target",
+      "ES2023",
+      "--module",
+      "NodeNext",
+      "--moduleResolution",
+      "NodeNext",
+      file,
+    ];
+    const run = promisify(execFile)("npx", args, { cwd: ROOT });
+    await expect(run.catch((e: { stdout: string }) => Promise.reject(new Error(e.stdout)))).resolves.toBeTruthy();
+  }, 120_000);
 
   it("delivers every webhook the cases caused in this version, as its document describes", () => {
     const bodies = receiver.all.map((r) => ({ version: r.headers["api-version"], envelope: JSON.parse(r.body) as { eventType: string } }));

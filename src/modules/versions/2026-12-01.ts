@@ -9,8 +9,12 @@ import type { VersionChange, VersionedDocument } from "./change.js";
  * one of each and gives the webhook lists the shape of every other list.
  */
 
-const without = (value: Record<string, unknown>, ...names: string[]): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(value).filter(([name]) => !names.includes(name)));
+/** A copy without some keys; a plain loop, as it runs on every order of a page. */
+function without(value: Record<string, unknown>, ...names: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) if (!names.includes(key)) out[key] = value[key];
+  return out;
+}
 
 /** A component's schema without some properties, in `properties` and `required` alike. */
 function dropProperties(schema: JsonSchema, ...names: string[]): void {
