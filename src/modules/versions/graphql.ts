@@ -29,7 +29,7 @@ const OwnApplicationRef = builder.objectRef<OwnApplication>("OwnApplication").im
 
 const OWN_FIELDS = { clientId: true, name: true, environment: true, scopes: true, apiVersion: true } as const;
 
-builder.queryField("application", (t) =>
+builder.queryField("partnerApplication", (t) =>
   t.field({
     type: OwnApplicationRef,
     authScopes: { partner: true },
@@ -38,7 +38,7 @@ builder.queryField("application", (t) =>
   }),
 );
 
-builder.mutationField("updateApplication", (t) =>
+builder.mutationField("updatePartnerApplication", (t) =>
   t.field({
     type: OwnApplicationRef,
     authScopes: { partner: true },
