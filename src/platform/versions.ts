@@ -17,7 +17,7 @@ export const FIRST_API_VERSION: ApiVersion = API_VERSIONS[0];
 export const API_VERSION_HEADER = "api-version";
 
 export function isApiVersion(value: unknown): value is ApiVersion {
-  return typeof value === "string" && (API_VERSIONS as readonly string[]).includes(value);
+  return API_VERSIONS.some((version) => version === value);
 }
 
 export function invalidApiVersion(given: string, field = "Api-Version"): ApiError {

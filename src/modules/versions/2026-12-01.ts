@@ -16,9 +16,17 @@ function without(value: Record<string, unknown>, ...names: string[]): Record<str
   return out;
 }
 
+/** A schema's `properties`, which the delta edits: a schema without them is not the one the change was written for. */
+function propertiesOf(schema: JsonSchema): Record<string, JsonSchema> {
+  const properties: Record<string, JsonSchema> = {};
+  if (isRecord(schema.properties)) for (const [name, sub] of Object.entries(schema.properties)) if (isRecord(sub)) properties[name] = sub;
+  if (Object.keys(properties).length === 0) throw new Error("version 2026-12-01: a schema it edits has no properties");
+  return properties;
+}
+
 /** A component's schema without some properties, in `properties` and `required` alike. */
 function dropProperties(schema: JsonSchema, ...names: string[]): void {
-  schema.properties = without(schema.properties as Record<string, unknown>, ...names);
+  schema.properties = without(propertiesOf(schema), ...names);
   if (Array.isArray(schema.required)) schema.required = schema.required.filter((name) => !names.includes(String(name)));
 }
 
@@ -104,10 +112,9 @@ export const V2026_12_01: VersionChange = {
     const pagination = component(doc, "Pagination");
     dropProperties(pagination, "cursor");
     pagination.description = "Keyset pagination: pass nextCursor back as `cursor` for the next page.";
-    const nextCursor = (pagination.properties as Record<string, JsonSchema>).nextCursor;
+    const { nextCursor } = propertiesOf(pagination);
     nextCursor.description = "Id of the last returned item; null on the last page.";
-    const events = component(doc, "EventPage").properties as Record<string, JsonSchema>;
-    dropProperties(events.pagination, "cursor");
+    dropProperties(propertiesOf(component(doc, "EventPage")).pagination, "cursor");
     doc.components.schemas.WebhookEndpointList = pageOf(component(doc, "WebhookEndpointList"));
     doc.components.schemas.WebhookDeliveryPage = pageOf(component(doc, "WebhookDeliveryPage"));
     const endpoints = operation(doc, "listWebhookEndpoints");
@@ -120,8 +127,8 @@ export const V2026_12_01: VersionChange = {
     }));
     endpoints.parameters = [...query, ...(endpoints.parameters ?? [])];
     for (const type of ["CustomerCreatedEvent", "CustomerUpdatedEvent"]) {
-      const data = (component(doc, type).properties as Record<string, JsonSchema>).data;
-      (data.properties as Record<string, JsonSchema>).phone = NULLABLE_PHONE;
+      const { data } = propertiesOf(component(doc, type));
+      data.properties = { ...propertiesOf(data), phone: NULLABLE_PHONE };
     }
     replaceText(
       doc.info,

@@ -42,6 +42,15 @@ export function versionEnvelope(version: ApiVersion, envelope: unknown): unknown
 
 type Rewrite = (value: unknown) => unknown;
 
+/** The members of a document object that are objects, by name (`properties`, `content`, `examples`), read without casting. */
+function members(value: unknown): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  if (isRecord(value)) for (const [name, member] of Object.entries(value)) if (isRecord(member)) out[name] = member;
+  return out;
+}
+
+const schemaList = (value: unknown): JsonSchema[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+
 /** Where a response schema holds values a set of component rewrites applies to, compiled to one function (null: nowhere). */
 class BodyPlanner {
   private readonly compiled = new Map<string, Rewrite | null>();
@@ -56,15 +65,14 @@ class BodyPlanner {
     if (ref) return this.component(ref);
     const parts: Rewrite[] = [];
     for (const key of ["allOf", "anyOf", "oneOf"] as const) {
-      for (const sub of (schema[key] as JsonSchema[] | undefined) ?? []) {
+      for (const sub of schemaList(schema[key])) {
         const rewrite = this.plan(sub);
         if (rewrite) parts.push(rewrite);
       }
     }
-    const items = schema.items as JsonSchema | undefined;
-    const itemRewrite = items ? this.plan(items) : null;
+    const itemRewrite = isRecord(schema.items) ? this.plan(schema.items) : null;
     if (itemRewrite) parts.push((value) => (Array.isArray(value) ? value.map(itemRewrite) : value));
-    const properties = Object.entries((schema.properties as Record<string, JsonSchema> | undefined) ?? {}).flatMap(([name, sub]) => {
+    const properties = Object.entries(members(schema.properties)).flatMap(([name, sub]) => {
       const rewrite = this.plan(sub);
       return rewrite ? [[name, rewrite] as const] : [];
     });
@@ -87,7 +95,10 @@ class BodyPlanner {
     const own = this.rewrites[name];
     const rewrite: Rewrite | null =
       inner && own
-        ? (value) => (isRecord(value) ? own(inner(value) as Record<string, unknown>) : value)
+        ? (value) => {
+            const within = inner(value);
+            return isRecord(within) ? own(within) : within;
+          }
         : own
           ? (value) => (isRecord(value) ? own(value) : value)
           : inner;
@@ -106,11 +117,12 @@ export interface VersionedAnswer {
 /** The success body schema of an operation of the document, if it answers JSON. */
 function successSchema(op: VersionedDocument["paths"][string][string]): JsonSchema | undefined {
   const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"))?.[1];
-  return media(success)?.schema as JsonSchema | undefined;
+  const schema = media(success)?.schema;
+  return isRecord(schema) ? schema : undefined;
 }
 
 function media(holder: JsonSchema | undefined): JsonSchema | undefined {
-  return (holder?.content as Record<string, JsonSchema> | undefined)?.["application/json"];
+  return members(holder?.content)["application/json"];
 }
 
 /** The fields later versions add, by component: answers and documents of `version` leave them out. */
@@ -252,22 +264,22 @@ export function versionDocument<Doc extends VersionedDocument>(code: Doc, versio
     for (const op of Object.values(item)) {
       for (const [status, response] of Object.entries(op.responses)) {
         if (!status.startsWith("2")) continue;
-        for (const example of Object.values((media(response)?.examples as Record<string, JsonSchema> | undefined) ?? {})) {
+        for (const example of Object.values(members(media(response)?.examples))) {
           example.value = responses.body(op.operationId, { body: example.value, query: {}, headers: {} });
         }
       }
     }
   }
   for (const item of Object.values(doc.webhooks)) {
-    const body = media((item.post as JsonSchema | undefined)?.requestBody as JsonSchema | undefined);
-    for (const example of Object.values((body?.examples as Record<string, JsonSchema> | undefined) ?? {})) {
+    const body = media(members(item.post).requestBody);
+    for (const example of Object.values(members(body?.examples))) {
       example.value = versionEnvelope(version, example.value);
     }
   }
   for (const [name, fields] of Object.entries(hiddenIn(version))) {
     const schema = doc.components.schemas[name];
     if (!schema) throw new Error(`a version change adds fields to ${name}, which the OpenAPI document does not have`);
-    schema.properties = without(schema.properties as Record<string, unknown>, fields);
+    schema.properties = without(members(schema.properties), fields);
     if (Array.isArray(schema.required)) schema.required = schema.required.filter((field) => !fields.includes(String(field)));
   }
   for (const change of changesUpTo(version)) change.openapi(doc);
