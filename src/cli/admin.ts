@@ -13,6 +13,7 @@ import {
   revokeAdminKey,
   revokeGrant,
   rotateClientSecret,
+  setApplicationApiVersion,
   setApplicationStatus,
   storeOf,
 } from "../modules/admin/operations.js";
@@ -96,19 +97,33 @@ const commands: Record<string, Command> = {
     },
   },
   "create-application": {
-    args: "--name <name> --environment sandbox|production --scopes <a,b,...>",
-    summary: "Creates an Application; prints its client_id and client secret (shown once).",
-    flags: ["name", "environment", "scopes"],
+    args: "--name <name> --environment sandbox|production --scopes <a,b,...> [--api-version <version>]",
+    summary: "Creates an Application, pinned to --api-version (default the latest); prints its client_id and client secret (shown once).",
+    flags: ["name", "environment", "scopes", "api-version"],
     run: async (db, f) => {
       const scopes = need(f, "scopes")
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean);
-      const { application: a, clientSecret } = await createApplication(db, { name: need(f, "name"), environment: environment(f), scopes });
+      const { application: a, clientSecret } = await createApplication(db, {
+        name: need(f, "name"),
+        environment: environment(f),
+        scopes,
+        apiVersion: optional(f, "api-version"),
+      });
       return {
-        json: { id: a.id, clientId: a.clientId, clientSecret, environment: a.environment, scopes: a.scopes },
-        text: `application ${a.id}\n  client_id: ${a.clientId}\n  client_secret: ${clientSecret}   (shown once)\n  scopes: ${a.scopes.join(" ")}`,
+        json: { id: a.id, clientId: a.clientId, clientSecret, environment: a.environment, scopes: a.scopes, apiVersion: a.apiVersion },
+        text: `application ${a.id}\n  client_id: ${a.clientId}\n  client_secret: ${clientSecret}   (shown once)\n  scopes: ${a.scopes.join(" ")}\n  api version: ${a.apiVersion}`,
       };
+    },
+  },
+  "set-api-version": {
+    args: "--client-id <client_id> --api-version <version>",
+    summary: "Pins an Application to an API version; its next request on any process is answered in it.",
+    flags: ["client-id", "api-version"],
+    run: async (db, f) => {
+      const a = await setApplicationApiVersion(db, need(f, "client-id"), need(f, "api-version"));
+      return { json: { clientId: a.clientId, apiVersion: a.apiVersion }, text: `application ${a.clientId} api version ${a.apiVersion}` };
     },
   },
   "disable-application": {
@@ -247,13 +262,14 @@ const commands: Record<string, Command> = {
     run: async (db) => {
       const apps = await db.application.findMany({
         orderBy: { createdAt: "asc" },
-        select: { id: true, clientId: true, name: true, environment: true, scopes: true, status: true },
+        select: { id: true, clientId: true, name: true, environment: true, scopes: true, status: true, apiVersion: true },
       });
       return {
         json: apps,
         text:
-          apps.map((a) => `${a.clientId}  ${a.environment.padEnd(10)}  ${a.status.padEnd(8)}  ${a.name}  [${a.scopes.join(" ")}]`).join("\n") ||
-          "(no applications)",
+          apps
+            .map((a) => `${a.clientId}  ${a.environment.padEnd(10)}  ${a.status.padEnd(8)}  ${a.apiVersion}  ${a.name}  [${a.scopes.join(" ")}]`)
+            .join("\n") || "(no applications)",
       };
     },
   },

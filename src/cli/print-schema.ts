@@ -6,6 +6,8 @@ import { loadConfig } from "../platform/config.js";
 import { schema } from "../graphql/schema.js";
 import { routes } from "../rest/routes.js";
 import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
+import { API_VERSIONS, FIRST_API_VERSION } from "../platform/versions.js";
+import { printChangelog } from "../modules/versions/changelog.js";
 
 /**
  * The checked-in contract artefacts, printed from code. The OpenAPI servers use the default base URL, not
@@ -16,9 +18,18 @@ import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 export function printArtefacts(): Record<string, string> {
   const sdl = `${printSchema(lexicographicSortSchema(schema))}\n`;
   const introspection = minifyIntrospection(introspectionFromSchema(buildSchema(sdl)));
+  const baseUrl = loadConfig({}).publicBaseUrl;
+  // schema/openapi.json is the first version's document, the contract first published; each later version has its own file.
+  const documents = Object.fromEntries(
+    API_VERSIONS.map((version) => [
+      version === FIRST_API_VERSION ? "schema/openapi.json" : `schema/openapi-${version}.json`,
+      printOpenApi(buildOpenApi(routes, schema, baseUrl, version)),
+    ]),
+  );
   return {
     "schema/schema.graphql": sdl,
-    "schema/openapi.json": printOpenApi(buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl)),
+    ...documents,
+    "docs/changelog.md": printChangelog(),
     "src/platform/schema/graphql-env.d.ts": outputIntrospectionFile(introspection, { fileType: ".d.ts", shouldPreprocess: true }),
   };
 }

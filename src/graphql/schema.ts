@@ -7,5 +7,6 @@ import "../modules/catalog/graphql.js";
 import "../modules/sandbox/graphql.js";
 import "../modules/webhooks/graphql.js";
 import "../modules/events/graphql.js";
+import "../modules/versions/graphql.js";
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -5,6 +5,9 @@ import type { GraphQLSchema } from "graphql";
 import { ApiError } from "../platform/errors.js";
 import type { Route } from "../platform/route.js";
 import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
+import { send } from "../platform/http/response.js";
+import { API_VERSION_HEADER, apiVersionOf, LATEST_API_VERSION, type ApiVersion, type VersionLifecycles } from "../platform/versions.js";
+import { versionList } from "../modules/versions/render.js";
 
 /**
  * The published contract: GET /public/v1/openapi.json (no token) and the reference page GET /docs, which
@@ -13,6 +16,7 @@ import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
  */
 
 export const OPENAPI_PATH = "/public/v1/openapi.json";
+export const VERSIONS_PATH = "/public/v1/versions";
 export const DOCS_PATH = "/docs";
 const REDOC_PATH = "/docs/assets/redoc.standalone.js";
 
@@ -42,7 +46,7 @@ const PAGE = `<!doctype html>
 
 export interface Docs {
   handles(path: string): boolean;
-  handle(method: string, path: string, res: ServerResponse): void;
+  handle(method: string, url: URL, res: ServerResponse): void;
 }
 
 function sendText(res: ServerResponse, type: string, body: string | Buffer, cache: string, extra: Record<string, string> = {}): void {
@@ -50,18 +54,45 @@ function sendText(res: ServerResponse, type: string, body: string | Buffer, cach
   res.end(body);
 }
 
-export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSchema): Docs {
-  // Built once: the route table does not change while the process runs.
-  const document = printOpenApi(buildOpenApi(routes, schema, baseUrl));
+export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSchema, lifecycles: VersionLifecycles): Docs {
+  // Built once per version, on first request: the route table does not change while the process runs.
+  const documents = new Map<ApiVersion, string>();
+  const documentOf = (version: ApiVersion): string => {
+    let text = documents.get(version);
+    if (text === undefined) {
+      text = printOpenApi(buildOpenApi(routes, schema, baseUrl, version));
+      documents.set(version, text);
+    }
+    return text;
+  };
+  const versions = versionList(lifecycles);
   let redoc: Buffer | null = null;
 
   return {
-    handles: (path) => path === OPENAPI_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`),
-    handle(method, path, res) {
+    handles: (path) => path === OPENAPI_PATH || path === VERSIONS_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`),
+    handle(method, url, res) {
+      const path = url.pathname;
       if (method !== "GET") throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET" });
       if (path === OPENAPI_PATH) {
+        const given = url.searchParams.get("version");
+        const version = given === null ? LATEST_API_VERSION : apiVersionOf(given, "version");
         // Any origin may read the public contract (API tools, editors).
-        return sendText(res, "application/json; charset=utf-8", document, "public, max-age=300", { "access-control-allow-origin": "*" });
+        return sendText(res, "application/json; charset=utf-8", documentOf(version), "public, max-age=300", {
+          "access-control-allow-origin": "*",
+          [API_VERSION_HEADER]: version,
+        });
+      }
+      if (path === VERSIONS_PATH) {
+        return send(
+          res,
+          200,
+          { data: versions, latest: LATEST_API_VERSION },
+          {
+            "cache-control": "public, max-age=300",
+            "access-control-allow-origin": "*",
+            [API_VERSION_HEADER]: LATEST_API_VERSION,
+          },
+        );
       }
       if (path === DOCS_PATH || path === `${DOCS_PATH}/`) return sendText(res, "text/html; charset=utf-8", PAGE, "public, max-age=300");
       if (path === REDOC_PATH) {

@@ -9,6 +9,7 @@ import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
+import { API_VERSION_HEADER, LATEST_API_VERSION, requestedApiVersion } from "../platform/versions.js";
 import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
 import { KeptDocuments } from "../graphql/documents.js";
@@ -81,7 +82,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
   const documents = new KeptDocuments(services.config.GRAPHQL_DOCUMENT_CACHE_BYTES);
   const yoga = createGraphqlServer(services, schema, documents);
-  const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema);
+  const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema, services.config.apiVersionLifecycles);
   const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
   const { log, config } = services;
   const metrics = Metrics.of(services.metrics);
@@ -220,10 +221,14 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
-    if (docs.handles(path)) return docs.handle(method, path, res);
+    if (docs.handles(path)) return docs.handle(method, url, res);
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
+      // Every answer names its version: the requested one, else the latest until the caller's pin is known.
+      res.setHeader(API_VERSION_HEADER, LATEST_API_VERSION);
+      const apiVersion = requestedApiVersion(req.headers[API_VERSION_HEADER]);
+      if (apiVersion) res.setHeader(API_VERSION_HEADER, apiVersion);
       const claims = await verifiedPartnerClaims(services, req.headers.authorization);
       return admitted(
         req,
@@ -231,7 +236,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         async (waitOutside) => {
           const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
           seen.principal = principal;
-          await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, requestId: pctx.requestId, waitOutside });
+          await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, apiVersion, requestId: pctx.requestId, waitOutside });
         },
         claims,
       );

@@ -2,6 +2,7 @@ import { createPrivateKey, createPublicKey } from "node:crypto";
 import { z } from "zod";
 import type { JWK } from "jose";
 import { DEFAULT_HASHING } from "./crypto/hash.js";
+import { API_VERSIONS, isApiVersion, type ApiVersion, type VersionLifecycles } from "./versions.js";
 
 const boolean = z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1");
 
@@ -80,6 +81,24 @@ const frameAncestors = z
     (v) => v === "'none'" || v.split(" ").every((s) => FRAME_SOURCE.test(s)),
     "must be 'none', or space-separated sources: 'self', https://host, https://*.host (with an optional :port)",
   );
+
+/** "2026-11-20=2027-01-15,…": API versions, each with a UTC date (YYYY-MM-DD); no version twice. */
+const versionDates = z.string().transform((value, ctx) => {
+  const dates: Partial<Record<ApiVersion, Date>> = {};
+  for (const entry of value
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "")) {
+    const [version, date, ...rest] = entry.split("=");
+    const at = /^\d{4}-\d{2}-\d{2}$/.test(date ?? "") ? new Date(`${date}T00:00:00Z`) : null;
+    if (!isApiVersion(version) || !at || Number.isNaN(at.getTime()) || rest.length > 0 || version in dates) {
+      ctx.addIssue({ code: "custom", message: `"${entry}" is not <version>=<YYYY-MM-DD> with a version among ${API_VERSIONS.join(", ")}, each once` });
+      return z.NEVER;
+    }
+    dates[version] = at;
+  }
+  return dates;
+});
 
 export const DEFAULT_RETRY_SCHEDULE = "1m,2m,5m,15m,30m,1h,2h,4h,8h,16h";
 
@@ -272,6 +291,13 @@ const envSchema = z
      */
     GRAPHQL_STREAM_CHECK_MS: positiveInt.max(5000, "must be at most 5000").default(2000),
     EVENT_RETENTION_DAYS: positiveInt.default(30),
+    /**
+     * Deprecated API versions, each with the date it was deprecated: "2026-11-20=2027-01-15". Their responses carry
+     * Deprecation and a Link to /public/v1/versions; they keep being served. Default: none.
+     */
+    API_VERSIONS_DEPRECATED: versionDates.default({}),
+    /** When deprecated versions may stop being served, "2026-11-20=2027-07-15": their responses carry Sunset. Default: none. */
+    API_VERSION_SUNSETS: versionDates.default({}),
     /** Keep above the load balancer's idle timeout, or it may reuse a connection the server is closing. */
     HTTP_KEEP_ALIVE_TIMEOUT_MS: positiveInt.default(5000),
     /** A client that has not sent all its headers after this long gets 408 and a closed connection (default 15000). */
@@ -302,6 +328,12 @@ const envSchema = z
         ctx.addIssue({ code: "custom", path: [setting], message: "needs DATABASE_URL (the embedded database has no replicas and no pooler)" });
       }
     }
+    for (const [version, sunset] of Object.entries(c.API_VERSION_SUNSETS)) {
+      const deprecated = isApiVersion(version) ? c.API_VERSIONS_DEPRECATED[version] : undefined;
+      if (!deprecated)
+        ctx.addIssue({ code: "custom", path: ["API_VERSION_SUNSETS"], message: `${version} has a sunset but is not in API_VERSIONS_DEPRECATED` });
+      else if (sunset < deprecated) ctx.addIssue({ code: "custom", path: ["API_VERSION_SUNSETS"], message: `${version}'s sunset is before its deprecation` });
+    }
     if (c.HTTP_HEADERS_TIMEOUT_MS > c.HTTP_REQUEST_TIMEOUT_MS) {
       ctx.addIssue({ code: "custom", path: ["HTTP_HEADERS_TIMEOUT_MS"], message: `must not exceed HTTP_REQUEST_TIMEOUT_MS (${c.HTTP_REQUEST_TIMEOUT_MS})` });
     }
@@ -319,6 +351,8 @@ export type Config = Omit<
   | "DEMO"
   | "WEBHOOK_PACE_BACKEND"
   | "DATABASE_PREPARED_STATEMENTS"
+  | "API_VERSIONS_DEPRECATED"
+  | "API_VERSION_SUNSETS"
 > & {
   DATABASE_PREPARED_STATEMENTS: boolean;
   HTTP_MAX_IN_FLIGHT: number;
@@ -329,6 +363,8 @@ export type Config = Omit<
   DEMO: boolean;
   WEBHOOK_PACE_BACKEND: RateLimitBackend;
   publicBaseUrl: string;
+  /** The deprecated API versions, from API_VERSIONS_DEPRECATED and API_VERSION_SUNSETS. */
+  apiVersionLifecycles: VersionLifecycles;
 };
 
 /** A setting that is wrong or does not fit the database or the host: the process stops with its message, no stack. */
@@ -372,8 +408,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A demo Application holding every scope belongs on a developer's embedded database, not on a shared server.
   const DEMO = c.DEMO ?? c.DATABASE_URL === undefined;
   const DATABASE_PREPARED_STATEMENTS = c.DATABASE_PREPARED_STATEMENTS ?? c.DATABASE_DIRECT_URL === undefined;
+  const { API_VERSIONS_DEPRECATED, API_VERSION_SUNSETS, ...rest } = c;
+  const apiVersionLifecycles: VersionLifecycles = {};
+  for (const version of API_VERSIONS) {
+    const deprecatedAt = API_VERSIONS_DEPRECATED[version];
+    if (deprecatedAt) apiVersionLifecycles[version] = { deprecatedAt, sunsetAt: API_VERSION_SUNSETS[version] ?? null };
+  }
   return {
-    ...c,
+    ...rest,
+    apiVersionLifecycles,
     DATABASE_PREPARED_STATEMENTS,
     HTTP_MAX_IN_FLIGHT,
     HTTP_MAX_QUEUED,

@@ -9,6 +9,7 @@ export interface Violation {
 
 export const ERROR_CATALOG = {
   INVALID_REQUEST: { status: 400, title: "Invalid request", retryable: false },
+  INVALID_API_VERSION: { status: 400, title: "Unknown API version", retryable: false },
   INVALID_CLIENT: { status: 401, title: "Invalid client credentials", retryable: false },
   UNAUTHORIZED: { status: 401, title: "Authentication required", retryable: false },
   INVALID_TOKEN: { status: 401, title: "Invalid or expired token", retryable: false },

@@ -1,3 +1,5 @@
+import { API_VERSIONS, FIRST_API_VERSION, LATEST_API_VERSION } from "../platform/versions.js";
+import { versionList } from "../modules/versions/render.js";
 import type { ErrorCode } from "../platform/errors.js";
 import type { EventData, EventType } from "../platform/events/declaration.js";
 import type { TestEventData } from "../modules/events/operational.js";
@@ -242,6 +244,7 @@ const ENDPOINT = {
   failureCount: 0,
   disabledReason: null,
   rateLimit: 50,
+  apiVersion: "2026-12-01",
   deliveriesLast24h: { delivered: 41, failed: 1, pending: 0, successRate: 0.9762 },
   drill: null,
 };
@@ -335,6 +338,21 @@ const unknownProduct = (summary: string, path: string, field: string): ProblemEx
   instance: path,
   errors: [{ field, code: "UNKNOWN_PRODUCT", message: `no product ${UNKNOWN_ID} in this store's catalog` }],
 });
+const APPLICATION = {
+  clientId: "sbx_Jx2mQ8vN4kLp7Rt",
+  name: "Acme ERP",
+  environment: "SANDBOX",
+  scopes: ["orders:read", "orders:write", "webhooks:manage"],
+  apiVersion: LATEST_API_VERSION,
+};
+
+const BEARER_MISSING_APPLICATION: ProblemExample = {
+  summary: "No bearer token",
+  code: "UNAUTHORIZED",
+  detail: "This route needs an access token: send Authorization: Bearer <access_token> (get one at POST /partner/auth/token).",
+  instance: "/public/v1/application",
+};
+
 const BEARER_MISSING: ProblemExample = {
   summary: "No bearer token",
   code: "UNAUTHORIZED",
@@ -407,12 +425,41 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     },
   },
   getOpenApiDocument: {
-    response: one("This document (abridged)", { openapi: "3.1.0", info: { title: "Partner Platform API", version: "1.0.0" }, paths: {} }),
+    response: one("This document (abridged)", { openapi: "3.1.0", info: { title: "Partner Platform API", version: LATEST_API_VERSION }, paths: {} }),
     problem: {
       summary: "An unexpected failure",
       code: "INTERNAL_SERVER_ERROR",
       detail: "Something went wrong on our side. Retry with backoff; if it persists, quote traceId 672f8864d2274d3b9f11ac4db44e7ee1 to support.",
       instance: "/public/v1/openapi.json",
+    },
+  },
+  listApiVersions: {
+    response: one("Two versions, the older one deprecated", {
+      data: versionList({ [FIRST_API_VERSION]: { deprecatedAt: new Date("2027-01-15T00:00:00Z"), sunsetAt: new Date("2027-07-15T00:00:00Z") } }),
+      latest: LATEST_API_VERSION,
+    }),
+    problem: {
+      summary: "An unexpected failure",
+      code: "INTERNAL_SERVER_ERROR",
+      detail: "Something went wrong on our side. Retry with backoff; if it persists, quote traceId 672f8864d2274d3b9f11ac4db44e7ee1 to support.",
+      instance: "/public/v1/versions",
+    },
+  },
+  getApplication: {
+    response: one("An ERP's sandbox Application", APPLICATION),
+    problem: BEARER_MISSING_APPLICATION,
+  },
+  updateApplication: {
+    request: one("Move to the latest version", { apiVersion: LATEST_API_VERSION }),
+    response: one("The Application, now on the latest version", APPLICATION),
+    problem: {
+      summary: "A version that does not exist",
+      code: "INVALID_API_VERSION",
+      detail: `"2026-13-01" is not an API version. Known versions: ${API_VERSIONS.join(", ")} (latest ${LATEST_API_VERSION}).`,
+      instance: "/public/v1/application",
+      errors: [
+        { field: "apiVersion", code: "INVALID_API_VERSION", message: `\`apiVersion\` must be one of ${API_VERSIONS.join(", ")}`, known: [...API_VERSIONS] },
+      ],
     },
   },
   getStore: {
@@ -645,6 +692,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       url: WEBHOOK_URL,
       events: ["order.created", "order.cancelled"],
       rateLimit: 50,
+      apiVersion: "2026-12-01",
       secret: "whsec_5oaG0P2uqqa0W7Hibi/wMVhXNjVkHMYveywSVc1zFio=",
       secretPrefix: SECRET_PREFIX,
       message: "Store the secret now: it is shown only once. Verify the X-Service-Signature header of every delivery with it.",
@@ -780,6 +828,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
             "X-Service-Event-Id": EVENT_ID,
             "X-Service-Event-Type": "order.created",
             "X-Service-Delivery-Id": DELIVERY_ID,
+            "Api-Version": FIRST_API_VERSION,
             "webhook-id": EVENT_ID,
             "webhook-timestamp": "1740853801",
             "webhook-signature": "v1,bssJpIc7a0tSikhstjbBRZOovcHNVt0v/RryV8+mDLI=",

@@ -1,3 +1,4 @@
+import { API_VERSIONS } from "../platform/versions.js";
 import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
 import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
 import { DELIVERED_EVENTS } from "../modules/events/types.js";
@@ -138,10 +139,46 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
     },
   },
   OpenApiDocument: { type: "object", description: "An OpenAPI 3.1 document", additionalProperties: true },
+  ApiVersionList: {
+    type: "object",
+    description: "The API versions, newest first.",
+    required: ["data", "latest"],
+    properties: {
+      data: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["version", "status", "releasedAt", "changes"],
+          properties: {
+            version: { type: "string", enum: [...API_VERSIONS] },
+            status: { type: "string", enum: ["latest", "supported", "deprecated"], description: "deprecated: move off it before its sunsetAt" },
+            releasedAt: { type: "string", format: "date" },
+            deprecatedAt: { type: "string", format: "date", description: "When it was deprecated; absent unless it is" },
+            sunsetAt: { type: "string", format: "date", description: "When it may stop being served; absent until the operator sets one" },
+            changes: { type: "array", items: { type: "string" }, description: "What this version changed from the one before it" },
+          },
+        },
+      },
+      latest: { type: "string", enum: [...API_VERSIONS] },
+    },
+  },
 };
 
 /** Headers every response or some responses carry. */
 export const HEADERS: Record<string, JsonSchema> = {
+  ApiVersion: {
+    description: "The API version the response was answered in: the request's Api-Version, else the Application's pin.",
+    schema: { type: "string", enum: [...API_VERSIONS] },
+  },
+  Deprecation: {
+    description:
+      'Only when the version is deprecated: when it was (RFC 9745, `@<unix seconds>`); the response then also carries `Link: <…/public/v1/versions>; rel="deprecation"`.',
+    schema: { type: "string", pattern: "^@\\d+$" },
+  },
+  Sunset: {
+    description: "Only when the deprecated version has a sunset date: when it may stop being served (RFC 8594, an HTTP-date).",
+    schema: { type: "string" },
+  },
   XRequestId: {
     description: "The request's id: the caller's X-Request-Id when it is a uuid, generated otherwise. Logged; quote it to support.",
     required: true,
@@ -196,6 +233,13 @@ export const RATE_LIMIT_HEADERS = {
 };
 
 export const PARAMETERS: Record<string, JsonSchema> = {
+  ApiVersion: {
+    name: "Api-Version",
+    in: "header",
+    required: false,
+    description: "Answer this request in this API version instead of the Application's pin; an unknown one is 400 INVALID_API_VERSION.",
+    schema: { type: "string", enum: [...API_VERSIONS] },
+  },
   XRequestId: {
     name: "X-Request-Id",
     in: "header",
@@ -362,14 +406,46 @@ export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first:
       operationId: "getOpenApiDocument",
       tags: ["Contract"],
       summary: "This OpenAPI 3.1 document",
-      description: "No token needed. The reference page at `/docs` renders it.",
+      description: "No token needed. The reference page at `/docs` renders it. Without `version`, the latest version's document.",
       security: [],
-      parameters: [ref("parameters", "XRequestId")],
+      parameters: [
+        {
+          name: "version",
+          in: "query",
+          required: false,
+          description: "The API version whose document to answer; an unknown one is 400 INVALID_API_VERSION",
+          schema: { type: "string", enum: [...API_VERSIONS] },
+        },
+        ref("parameters", "XRequestId"),
+      ],
       responses: {
         "200": {
           description: "The document",
           headers: { "X-Request-Id": ref("headers", "XRequestId") },
           content: { "application/json": { schema: ref("schemas", "OpenApiDocument") } },
+        },
+        ...problems([400, 500]),
+      },
+    },
+  },
+  {
+    path: "/public/v1/versions",
+    first: false,
+    method: "get",
+    operation: {
+      operationId: "listApiVersions",
+      tags: ["Contract"],
+      summary: "The API versions (extension to the contract)",
+      description:
+        "No token needed. Newest first, each with its status, release date, what it changed, and for a deprecated one when it was " +
+        "deprecated and (once set) its sunset date.",
+      security: [],
+      parameters: [ref("parameters", "XRequestId")],
+      responses: {
+        "200": {
+          description: "The versions",
+          headers: { "X-Request-Id": ref("headers", "XRequestId") },
+          content: { "application/json": { schema: ref("schemas", "ApiVersionList") } },
         },
         ...problems([500]),
       },
@@ -437,6 +513,13 @@ const DELIVERY_HEADERS: JsonSchema[] = [
     schema: { type: "string", format: "uuid" },
   },
   { name: "User-Agent", in: "header", required: true, schema: { type: "string", enum: [USER_AGENT] } },
+  {
+    name: "Api-Version",
+    in: "header",
+    required: false,
+    description: "Extension to the contract: the API version the body is rendered in (the endpoint's apiVersion)",
+    schema: { type: "string", enum: [...API_VERSIONS] },
+  },
 ];
 
 /** OpenAPI 3.1 `webhooks`: one POST per event type, with the envelope and the delivery headers. */

@@ -6,7 +6,6 @@ import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "../platform/input.js";
  */
 
 export const API_TITLE = "Partner Platform API";
-export const API_VERSION = "1.0.0";
 
 /** Who partners write to; the document adds the reference page's address (\`<base_url>/docs\`) as its url. */
 export const API_CONTACT = { name: "Partner support (quote the X-Request-Id or traceId of the call)" };
@@ -34,6 +33,16 @@ id is never sent in a URL. Tokens are EdDSA JWTs with a \`kid\`; the public keys
 SANDBOX and PRODUCTION are isolated by credentials, not by address: both servers below are the same
 service, and sandbox credentials only ever reach SANDBOX stores (the store's own environment is checked,
 not only the token claim). \`/public/v1/sandbox/*\` answers PRODUCTION tokens with 403 \`FORBIDDEN\`.
+
+## Versions
+
+Versions are dates. Each Application is pinned to one (\`GET /public/v1/application\`; new Applications get the
+latest), and every response names the version it was answered in with \`Api-Version\`. Send \`Api-Version: <version>\`
+on a request to have it answered in another version (an unknown one is 400 \`INVALID_API_VERSION\`); pin the
+Application to it with \`PATCH /public/v1/application\` once your code reads it. Webhook endpoints deliver in their own
+\`apiVersion\`. \`GET /public/v1/versions\` lists the versions and what each changed; a deprecated version's responses
+carry \`Deprecation\`, \`Sunset\` once one is set, and \`Link: <…/public/v1/versions>; rel="deprecation"\`. This document
+describes the version in \`info.version\`; \`GET /public/v1/openapi.json?version=<version>\` serves any other.
 
 ## Errors
 
@@ -145,6 +154,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Webhooks: "Webhook endpoints of the calling Application on this store, and their deliveries.",
   Events: "The store's event feed (extension to the contract): the envelopes webhooks carry, read back in sequence order.",
   Sandbox: "Fake data for SANDBOX stores. SANDBOX tokens only.",
-  Contract: "This document, machine-readable.",
+  Application: "The token's own Application and the API version it is pinned to (extension to the contract).",
+  Contract: "This document and the API versions, machine-readable.",
   "Webhook events": "What the service POSTs to your webhook endpoints.",
 };

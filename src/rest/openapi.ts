@@ -6,13 +6,16 @@ import * as orderSchemas from "../modules/orders/schemas.js";
 import * as sandboxSchemas from "../modules/sandbox/schemas.js";
 import * as storeSchemas from "../modules/store/schemas.js";
 import * as webhookSchemas from "../modules/webhooks/schemas.js";
+import * as versionSchemas from "../modules/versions/schemas.js";
 import type { JsonSchema } from "../platform/json.js";
 import { acceptsIdempotencyKey, type Route, type ResponseSpec } from "../platform/route.js";
 import { attachExamples } from "./openapi-attach.js";
 import { authorizedRoutes, type AuthorizedRoute } from "./authorization.js";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 import { SelectionSchemas } from "./openapi-selection.js";
-import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, API_VERSION, TAG_DESCRIPTIONS } from "./openapi-text.js";
+import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, TAG_DESCRIPTIONS } from "./openapi-text.js";
+import { FIRST_API_VERSION, type ApiVersion } from "../platform/versions.js";
+import { versionDocument } from "../modules/versions/render.js";
 import {
   HEADERS,
   PARAMETERS,
@@ -51,7 +54,7 @@ export function errorStatuses(route: Route): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-const restSchemas = { ...storeSchemas, ...orderSchemas, ...customerSchemas, ...catalogSchemas, ...sandboxSchemas, ...webhookSchemas };
+const restSchemas = { ...storeSchemas, ...orderSchemas, ...customerSchemas, ...catalogSchemas, ...sandboxSchemas, ...webhookSchemas, ...versionSchemas };
 
 /**
  * Request schemas exported from a module's schemas.ts as `<Name>Schema` become components named `<Name>`,
@@ -150,12 +153,18 @@ function operationOf(route: AuthorizedRoute, registry: SchemaRegistry, selection
   for (const [name, schema] of Object.entries(route.query?.properties ?? {})) {
     parameters.push(parameter(name, "query", schema, required.has(name), registry));
   }
-  parameters.push(ref("parameters", "XRequestId"));
+  parameters.push(ref("parameters", "XRequestId"), ref("parameters", "ApiVersion"));
   const idempotent = acceptsIdempotencyKey(route);
   if (idempotent) parameters.push(ref("parameters", "IdempotencyKey"));
 
   const success = (status: number, response: ResponseSpec): JsonSchema => {
-    const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
+    const headers: Record<string, JsonSchema> = {
+      "X-Request-Id": ref("headers", "XRequestId"),
+      "Api-Version": ref("headers", "ApiVersion"),
+      Deprecation: ref("headers", "Deprecation"),
+      Sunset: ref("headers", "Sunset"),
+      ...RATE_LIMIT_HEADERS,
+    };
     if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
     if (route.method !== "GET") Object.assign(headers, RECEIPT_HEADERS);
     for (const [name, header] of Object.entries(response.headers ?? {}))
@@ -201,7 +210,16 @@ function checkUnique(routes: Route[]): void {
   }
 }
 
-export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: string): OpenApiDocument {
+/**
+ * The document of one API version: built for the shape the code answers in, then taken to `version` by the
+ * declared version changes (src/modules/versions/).
+ */
+export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: string, version: ApiVersion = FIRST_API_VERSION): OpenApiDocument {
+  return versionDocument(buildCodeOpenApi(routes, schema, baseUrl), version);
+}
+
+/** The document of the shape the code answers in, which the versions are rendered from (see the router). */
+export function buildCodeOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: string): OpenApiDocument {
   checkUnique(routes);
   const ownSchemas = { ...PLATFORM_SCHEMAS, ...eventSchemas() };
   const registry = new SchemaRegistry(ownSchemas);
@@ -243,7 +261,7 @@ export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: st
     openapi: "3.1.0",
     info: {
       title: API_TITLE,
-      version: API_VERSION,
+      version: FIRST_API_VERSION,
       summary: API_SUMMARY,
       description: API_DESCRIPTION,
       contact: { ...API_CONTACT, url: `${baseUrl}/docs` },

@@ -13,6 +13,13 @@ import { pickDeclared, queryOf } from "./validate.js";
 import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
 import { authorizedRoutes, type AuthorizedRoute } from "./authorization.js";
 import type { Route, RouteInput, RouteResult, RunOperation } from "../platform/route.js";
+import { API_VERSION_HEADER, lifecycleHeaders, type ApiVersion } from "../platform/versions.js";
+import { versionRequest, VersionedResponses } from "../modules/versions/render.js";
+import { buildCodeOpenApi } from "./openapi.js";
+import type { OpenApiDocument } from "./openapi-document.js";
+
+/** Where a deprecated version's Link header points (served by src/http/docs.ts). */
+const VERSIONS_PATH = "/public/v1/versions";
 
 interface CompiledRoute {
   route: AuthorizedRoute;
@@ -30,6 +37,8 @@ export interface RestRequest {
   pathname: string;
   searchParams: URLSearchParams;
   principal: Principal;
+  /** The request's Api-Version header, checked; without one the Application's pin decides. */
+  apiVersion: ApiVersion | null;
   requestId: string;
   /** Given by the HTTP server: what the operation waits on outside our database runs without the admission slot. */
   waitOutside?: WaitOutside;
@@ -81,10 +90,13 @@ export function recognizedRoute(res: ServerResponse): string | undefined {
  */
 export class RestRouter {
   private readonly compiled: CompiledRoute[];
+  /** Each version's renderer, built on its first request from the OpenAPI document of the code's shape. */
+  private readonly versions = new Map<ApiVersion, VersionedResponses>();
+  private codeDocument: OpenApiDocument | null = null;
 
   constructor(
     private readonly services: Services,
-    schema: GraphQLSchema,
+    private readonly schema: GraphQLSchema,
     routes: Route[],
     private readonly middleware: RouteMiddleware[] = [],
     private readonly runOperation: OperationRunner = (op, ctx) => runDocument(schema, op.document, op.variables, ctx),
@@ -150,6 +162,11 @@ export class RestRouter {
     const { compiled, params } = this.match(r.req.method ?? "GET", r.pathname);
     const { route } = compiled;
     const principal = this.authorize(route, r.principal);
+    const version = r.apiVersion ?? principal.apiVersion;
+    const lifecycle = lifecycleHeaders(this.services.config.apiVersionLifecycles[version], `${this.services.config.publicBaseUrl}${VERSIONS_PATH}`);
+    // Set now, so a problem answered from here on carries them too.
+    r.res.setHeader(API_VERSION_HEADER, version);
+    for (const [name, value] of Object.entries(lifecycle)) r.res.setHeader(name, value);
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseJsonBody(r.req, rawBody, this.services.config.JSON_MAX_DEPTH);
     const query = queryOf(r.searchParams);
@@ -157,6 +174,7 @@ export class RestRouter {
     route.pathParams?.check(params);
     route.query?.check(query);
     route.body?.check(body ?? {});
+    versionRequest(version, route.operationId, query);
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
     const reads = this.services.reads;
@@ -185,7 +203,22 @@ export class RestRouter {
       // Committed (or failed) by now: the caller's next reads, on any process, must see what it wrote.
       if (route.method !== "GET") await reads.wrote(principal);
     }
-    send(r.res, result.status ?? route.status, result.body, result.headers);
+    const headers: Record<string, string> = { ...result.headers, [API_VERSION_HEADER]: version };
+    // A page's rel="next" Link and a deprecated version's rel="deprecation" one travel in one header.
+    for (const [name, value] of Object.entries(lifecycle)) headers[name] = name === "link" && headers.link ? `${headers.link}, ${value}` : value;
+    const rendered = this.rendererOf(version).body(route.operationId, { body: result.body, query, headers: result.headers ?? {} });
+    send(r.res, result.status ?? route.status, rendered, headers);
+  }
+
+  /** The renderer of a version's answers; the document of the code's shape it reads is built once, on first need. */
+  private rendererOf(version: ApiVersion): VersionedResponses {
+    let renderer = this.versions.get(version);
+    if (!renderer) {
+      this.codeDocument ??= buildCodeOpenApi(this.routes, this.schema, this.services.config.publicBaseUrl);
+      renderer = new VersionedResponses(this.codeDocument, version);
+      this.versions.set(version, renderer);
+    }
+    return renderer;
   }
 
   /**

@@ -6,6 +6,16 @@ import { catalogRoutes } from "../modules/catalog/routes.js";
 import { sandboxRoutes } from "../modules/sandbox/routes.js";
 import { webhookRoutes } from "../modules/webhooks/routes.js";
 import { eventRoutes } from "../modules/events/routes.js";
+import { applicationRoutes } from "../modules/versions/routes.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
-export const routes: Route[] = [...storeRoutes, ...orderRoutes, ...customerRoutes, ...catalogRoutes, ...sandboxRoutes, ...webhookRoutes, ...eventRoutes];
+export const routes: Route[] = [
+  ...storeRoutes,
+  ...orderRoutes,
+  ...customerRoutes,
+  ...catalogRoutes,
+  ...sandboxRoutes,
+  ...webhookRoutes,
+  ...eventRoutes,
+  ...applicationRoutes,
+];

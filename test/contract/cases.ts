@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { randomUUID } from "node:crypto";
 import { SCOPES } from "../../src/platform/auth/scopes.js";
 import { emitEvent } from "../../src/platform/events/outbox.js";
@@ -214,6 +215,13 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
   ],
   getJwks: [{ name: "the public keys" }],
   getOpenApiDocument: [{ name: "the document itself" }],
+  listApiVersions: [{ name: "every version, newest first" }],
+  getApplication: [{ name: "the token's Application and its version" }],
+  updateApplication: [
+    // The shared tenant stays on the version the suite checks against: it is pinned to the one it has.
+    { name: "pins the Application to a version", run: () => ({ body: { apiVersion: FIRST_API_VERSION } }) },
+    { name: "an unknown version is 400 INVALID_API_VERSION", status: 400, run: () => ({ body: { apiVersion: "2026-13-01" } }) },
+  ],
   getStore: [
     { name: "a new store" },
     {

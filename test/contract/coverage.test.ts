@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { describe, expect, it } from "vitest";
 import { SCOPE_DESCRIPTIONS } from "../../src/platform/auth/scopes.js";
 import { loadConfig } from "../../src/platform/config.js";
@@ -77,9 +78,9 @@ describe("route table and document", () => {
 });
 
 describe("what the document states", () => {
-  it("is OpenAPI 3.1, version 1.0.0, with the decisions in its description", () => {
+  it("is OpenAPI 3.1, version 2026-11-20, with the decisions in its description", () => {
     expect(doc.openapi).toBe("3.1.0");
-    expect(doc.info.version).toBe("1.0.0");
+    expect(doc.info.version).toBe(FIRST_API_VERSION);
     const text = String(doc.info.description);
     expect(text).toContain("## Decisions");
     for (const fact of [

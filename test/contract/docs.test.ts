@@ -1,3 +1,4 @@
+import { LATEST_API_VERSION } from "../../src/platform/versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildOpenApi } from "../../src/rest/openapi.js";
 import { schema } from "../../src/graphql/schema.js";
@@ -23,7 +24,7 @@ describe("GET /public/v1/openapi.json", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApi(routes, schema, "http://api.test.local"))));
+    expect(res.body).toEqual(JSON.parse(JSON.stringify(buildOpenApi(routes, schema, "http://api.test.local", LATEST_API_VERSION))));
     expect((res.body as { servers: { url: string }[] }).servers[0].url).toBe("http://api.test.local");
   });
 

@@ -226,7 +226,9 @@ describe("success examples have the shape of real answers", () => {
   it.each(Object.keys(OPERATION_EXAMPLES))("%s", (operationId) => {
     const real = answers.get(operationId);
     if (real === undefined) return;
-    const example = Object.values(OPERATION_EXAMPLES[operationId].response ?? {})[0];
+    // As the document of the tenant's version (2026-11-20) prints it: the fields later versions add are left out there.
+    const status = Object.keys(doc.paths[operationAt(operationId)[1]][operationAt(operationId)[2]].responses).find((s) => s.startsWith("2"));
+    const example = examplesUnder(operationAt(operationId), (rest) => rest[0] === "responses" && rest[1] === status)[0];
     expect(example, "a success example").toBeDefined();
     expect(differences(example?.value, real)).toEqual([]);
   });

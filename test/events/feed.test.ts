@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
@@ -105,7 +106,12 @@ describe("GET /public/v1/events", () => {
     const customerEvent = await app.services.db.event.findFirstOrThrow({ where: { storeId: t.storeId, type: "customer.created" } });
 
     // A second Application on the same store, with orders:read only.
-    const { application, clientSecret } = await createApplication(app.services.db, { name: "Orders only", environment: "SANDBOX", scopes: ["orders:read"] });
+    const { application, clientSecret } = await createApplication(app.services.db, {
+      name: "Orders only",
+      environment: "SANDBOX",
+      scopes: ["orders:read"],
+      apiVersion: FIRST_API_VERSION,
+    });
     await createGrant(app.services.db, { clientId: application.clientId, storeId: t.storeId });
     const ordersOnly = await getToken(app, application.clientId, clientSecret);
     const all = await page(t.token, "limit=100");

@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { readFileSync } from "node:fs";
 import pg from "pg";
 import { envelopeBody } from "../../src/modules/webhooks/message.js";
@@ -45,7 +46,7 @@ export async function unpublishedEvents(databaseUrl: string): Promise<string[]> 
       const validate = validatorFor(row.type);
       if (!validate) return [`${row.type} ${row.id}: no such event in the published webhooks`];
       try {
-        validate.check(JSON.parse(envelopeBody(row, row.code)));
+        validate.check(JSON.parse(envelopeBody(row, row.code, FIRST_API_VERSION)));
         return [];
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;

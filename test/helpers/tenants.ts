@@ -5,6 +5,7 @@ import type { Environment } from "../../src/platform/db/prisma.js";
 import { verifyPartnerToken } from "../../src/platform/auth/tokens.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import type { TestApp } from "./app.js";
+import { FIRST_API_VERSION, type ApiVersion } from "../../src/platform/versions.js";
 
 export interface Tenant {
   storeId: string;
@@ -15,13 +16,21 @@ export interface Tenant {
 }
 
 /** A store with an Application granted on it, and a fresh access token. */
-export async function createTenant(app: TestApp, opts: { environment?: Environment; scopes?: readonly Scope[]; name?: string } = {}): Promise<Tenant> {
+/**
+ * Its Application is pinned to the first API version unless `apiVersion` says otherwise: the suite was written
+ * against that contract, which a version's partners keep seeing unchanged.
+ */
+export async function createTenant(
+  app: TestApp,
+  opts: { environment?: Environment; scopes?: readonly Scope[]; name?: string; apiVersion?: ApiVersion } = {},
+): Promise<Tenant> {
   const environment = opts.environment ?? "SANDBOX";
   const store = await createStore(app.services.db, { name: opts.name ?? `Store ${Math.random().toString(36).slice(2, 8)}`, environment });
   const { application, clientSecret } = await createApplication(app.services.db, {
     name: "Test app",
     environment,
     scopes: [...(opts.scopes ?? SCOPES)],
+    apiVersion: opts.apiVersion ?? FIRST_API_VERSION,
   });
   await createGrant(app.services.db, { clientId: application.clientId, storeId: store.id });
   const token = await getToken(app, application.clientId, clientSecret);

@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { gzipSync } from "node:zlib";
@@ -153,7 +154,7 @@ describe.skipIf(skip)("the partner portal in a real browser", () => {
     const main = page.getByRole("main");
     await expect.poll(() => main.textContent()).toContain("Pizzaria Portal");
     const text = (await main.textContent()) ?? "";
-    for (const shown of [tenant.storeCode, "SANDBOX", "webhooks:manage", "orders:read", "1.0.0", "Token expires"]) expect(text).toContain(shown);
+    for (const shown of [tenant.storeCode, "SANDBOX", "webhooks:manage", "orders:read", FIRST_API_VERSION, "Token expires"]) expect(text).toContain(shown);
     await accessible("Overview");
     await screenshot("overview");
   });

@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
@@ -451,7 +452,12 @@ async function adminKey(role: AdminRole): Promise<string> {
 
 /** A token for `seeded`'s store from a new Application holding only `scopes`. */
 async function tokenFor(seeded: Seeded, scopes: Scope[], environment: Environment): Promise<string> {
-  const { application, clientSecret } = await createApplication(db(), { name: `scopes ${scopes.join(" ")}`, environment, scopes });
+  const { application, clientSecret } = await createApplication(db(), {
+    name: `scopes ${scopes.join(" ")}`,
+    environment,
+    scopes,
+    apiVersion: FIRST_API_VERSION,
+  });
   await createGrant(db(), { clientId: application.clientId, storeId: seeded.tenant.storeId });
   return getToken(app, application.clientId, clientSecret);
 }

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { runCli } from "../helpers/process.js";
 import { replayJobKey } from "../../src/modules/webhooks/jobs.js";
-import { call, createTenant, getToken, graphql } from "../helpers/tenants.js";
+import { call, createTenant, getToken, grantChangeSeen, graphql } from "../helpers/tenants.js";
+import { FIRST_API_VERSION, LATEST_API_VERSION } from "../../src/platform/versions.js";
 import { tableCounter } from "../platform/support.js";
 import { randomBytes } from "node:crypto";
 
@@ -85,6 +86,33 @@ describe("commands", () => {
     const unknown = await admin("disable-application", "--client-id", "sbx_nobody");
     expect(unknown.code).toBe(1);
     expect(unknown.out).toContain("no Application with clientId sbx_nobody");
+  }, 240_000);
+
+  it("creates an Application on a version, shows and changes its pin; the next request is answered in it", async () => {
+    const created = await json<{ clientId: string; apiVersion: string }>(
+      "create-application",
+      "--name",
+      "cli pinned",
+      "--environment",
+      "sandbox",
+      "--scopes",
+      "merchant:read",
+      "--api-version",
+      FIRST_API_VERSION,
+    );
+    expect(created.apiVersion).toBe(FIRST_API_VERSION);
+    const listed = await json<{ clientId: string; apiVersion: string }[]>("list-applications");
+    expect(listed.find((a) => a.clientId === created.clientId)?.apiVersion).toBe(FIRST_API_VERSION);
+
+    const t = await createTenant(app, { scopes: ["merchant:read"], apiVersion: FIRST_API_VERSION });
+    expect((await json<{ apiVersion: string }>("set-api-version", "--client-id", t.clientId, "--api-version", LATEST_API_VERSION)).apiVersion).toBe(
+      LATEST_API_VERSION,
+    );
+    await grantChangeSeen(app);
+    expect((await call(app, "GET", "/public/v1/store", { token: t.token })).headers.get("api-version")).toBe(LATEST_API_VERSION);
+    const unknown = await admin("set-api-version", "--client-id", t.clientId, "--api-version", "2020-01-01");
+    expect(unknown.code).toBe(1);
+    expect(unknown.out).toContain("is not an API version");
   }, 240_000);
 
   it("creates admin keys with a role, lists them without the key, and revokes one", async () => {

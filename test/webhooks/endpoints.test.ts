@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
@@ -217,6 +218,7 @@ describe("tenant isolation", () => {
       name: "Second app",
       environment: "SANDBOX",
       scopes: ["webhooks:manage", "orders:read"],
+      apiVersion: FIRST_API_VERSION,
     });
     await createGrant(app.services.db, { clientId: application.clientId, storeId: tenant.storeId });
     const sibling = await getToken(app, application.clientId, clientSecret);

@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -121,7 +122,12 @@ function operationalAt(path: string, n = 1) {
 
 /** Another Application granted on the tenant's store, with only these scopes. */
 async function otherApplication(scopes: ("webhooks:manage" | "orders:read")[]): Promise<Tenant> {
-  const { application, clientSecret } = await createApplication(app.services.db, { name: "Other app", environment: "SANDBOX", scopes });
+  const { application, clientSecret } = await createApplication(app.services.db, {
+    name: "Other app",
+    environment: "SANDBOX",
+    scopes,
+    apiVersion: FIRST_API_VERSION,
+  });
   await createGrant(app.services.db, { clientId: application.clientId, storeId: tenant.storeId });
   const token = await getToken(app, application.clientId, clientSecret);
   return { ...tenant, clientId: application.clientId, clientSecret, token };

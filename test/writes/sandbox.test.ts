@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, getToken, graphql, type Tenant } from "../helpers/tenants.js";
@@ -245,6 +246,7 @@ describe("POST /public/v1/sandbox/events", () => {
       name: "Sandbox reader",
       environment: "SANDBOX",
       scopes: ["orders:read", "customers:read", "catalog:read", "merchant:read"],
+      apiVersion: FIRST_API_VERSION,
     });
     await createGrant(app.services.db, { clientId: application.clientId, storeId: t.storeId });
     reader = await getToken(app, application.clientId, clientSecret);

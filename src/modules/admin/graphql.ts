@@ -18,6 +18,7 @@ import {
   revokeAdminKey,
   revokeGrant,
   rotateClientSecret,
+  setApplicationApiVersion,
   setApplicationStatus,
   updateStoreProfile,
 } from "./operations.js";
@@ -43,6 +44,7 @@ const Application = builder.prismaObject("Application", {
     environment: t.expose("environment", { type: EnvironmentEnum }),
     scopes: t.exposeStringList("scopes"),
     status: t.exposeString("status"),
+    apiVersion: t.exposeString("apiVersion", { description: "The API version its requests are answered in without an Api-Version header" }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     grants: t.relation("grants"),
   }),
@@ -123,6 +125,7 @@ const CreateApplicationInput = builder.inputType("CreateApplicationInput", {
     name: t.string({ required: true }),
     environment: t.field({ type: EnvironmentEnum, required: true }),
     scopes: t.field({ type: [ScopeEnum], required: true }),
+    apiVersion: t.string({ description: "The API version it is pinned to (e.g. 2026-12-01); default the latest." }),
   }),
 });
 
@@ -315,6 +318,16 @@ builder.mutationFields((t) => ({
     args: { clientId: t.arg.string({ required: true }), status: t.arg({ type: ApplicationStatusEnum, required: true }) },
     resolve: async (query, _r, { clientId, status }, ctx) => {
       const app = await setApplicationStatus(ctx.db, clientId, status);
+      return ctx.db.application.findUniqueOrThrow({ ...query, where: { id: app.id } });
+    },
+  }),
+  setApplicationApiVersion: t.prismaField({
+    type: Application,
+    description: "Pins the Application to an API version; its next request on any process is answered in it.",
+    authScopes: { adminRole: "ADMIN" },
+    args: { clientId: t.arg.string({ required: true }), apiVersion: t.arg.string({ required: true }) },
+    resolve: async (query, _r, { clientId, apiVersion }, ctx) => {
+      const app = await setApplicationApiVersion(ctx.db, clientId, apiVersion);
       return ctx.db.application.findUniqueOrThrow({ ...query, where: { id: app.id } });
     },
   }),

@@ -6,6 +6,7 @@ import { newAdminKey } from "../../platform/auth/admin-keys.js";
 import { Prisma, type AdminRole, type ApplicationStatus, type Environment, type Tx } from "../../platform/db/prisma.js";
 import { emitEvent } from "../../platform/events/outbox.js";
 import { isUuid } from "../../platform/uuid.js";
+import { apiVersionOf, LATEST_API_VERSION } from "../../platform/versions.js";
 
 /** Operator actions, shared by the admin GraphQL mutations and the admin CLI so both behave alike. */
 
@@ -61,6 +62,8 @@ export interface CreateApplicationInput {
   name: string;
   environment: Environment;
   scopes: string[];
+  /** The API version it is pinned to; default the latest. */
+  apiVersion?: string | null;
 }
 
 export async function createApplication(db: Tx, input: CreateApplicationInput) {
@@ -72,12 +75,14 @@ export async function createApplication(db: Tx, input: CreateApplicationInput) {
     );
   }
   if (!input.name.trim()) throw invalidRequest("name must not be empty", [{ field: "name", code: "REQUIRED", message: "must not be empty" }]);
+  const apiVersion = input.apiVersion ? apiVersionOf(input.apiVersion, "apiVersion") : LATEST_API_VERSION;
   const clientSecret = `cs_${randomToken(32)}`;
   const application = await db.application.create({
     data: {
       name: input.name.trim(),
       environment: input.environment,
       scopes: [...new Set(input.scopes)],
+      apiVersion,
       clientId: `${input.environment === "SANDBOX" ? "sbx" : "prd"}_${randomToken(15)}`,
       clientSecretHash: await hashSecret(clientSecret),
     },
@@ -106,6 +111,16 @@ async function appAndStore(db: Tx, clientId: string, storeId: string) {
  * Disables or re-enables an Application. A disabled one gets no tokens, its tokens already issued are refused at
  * once (the grant rule reads the status on every request), and its endpoints receive no new deliveries.
  */
+/**
+ * Pins an Application to an API version: its next request on any process is answered in it (the pin is read with
+ * the grant, whose cache every process clears when an Application changes).
+ */
+export async function setApplicationApiVersion(db: Tx, clientId: string, apiVersion: string) {
+  const version = apiVersionOf(apiVersion, "apiVersion");
+  const app = await applicationOf(db, clientId);
+  return db.application.update({ where: { id: app.id }, data: { apiVersion: version } });
+}
+
 export async function setApplicationStatus(db: Tx, clientId: string, status: ApplicationStatus) {
   const app = await applicationOf(db, clientId);
   return db.application.update({ where: { id: app.id }, data: { status } });

@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION, isApiVersion } from "../../platform/versions.js";
 import type DataLoader from "dataloader";
 import type pg from "pg";
 import type { Services } from "../../platform/services.js";
@@ -76,6 +77,8 @@ export interface Claimed {
   chainExhausted: boolean;
   /** Deliveries per second the endpoint receives at most. */
   rateLimit: number;
+  /** The API version the endpoint's deliveries are rendered in, as stored (an unknown one reads as the first). */
+  apiVersion: string;
   /** lastAttemptAt before this claim stamped it (null for a first attempt), given back when the attempt is put off. */
   previousAttemptAt: Date | null;
   /** The endpoint's fault drill, as PATCH stored it; null (nearly always) when none runs. */
@@ -191,8 +194,10 @@ async function send(services: Services, deliveryId: string, c: Claimed, waitOuts
   const { config } = services;
   const secrets = [decryptSecret(services, c.secretCiphertext)];
   if (c.previousSecretCiphertext) secrets.push(decryptSecret(services, c.previousSecretCiphertext));
-  const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId);
-  const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets });
+  const apiVersion = isApiVersion(c.apiVersion) ? c.apiVersion : FIRST_API_VERSION;
+  const body = envelopeBody({ id: c.eventId, type: c.eventType, createdAt: c.eventCreatedAt, sequence: c.eventSequence, data: c.data }, c.tenantId, apiVersion);
+  // The attempt log keeps the headers sent, so it shows which version each attempt's body was rendered in.
+  const headers = deliveryHeaders({ deliveryId, eventId: c.eventId, eventType: c.eventType, body, secrets, apiVersion });
   // The lookup and the POST both wait on the partner's side, so both run outside.
   return waitOutside(async (): Promise<Sent> => {
     // Repeated at every attempt: the host may resolve elsewhere now than at registration (DNS rebinding).

@@ -1,3 +1,4 @@
+import { apiVersionOf } from "../../platform/versions.js";
 import type { PartnerPrincipal } from "../../platform/auth/principal.js";
 import type { Scope } from "../../platform/auth/scopes.js";
 import { Prisma, type Environment } from "../../platform/db/prisma.js";
@@ -42,6 +43,8 @@ export interface EndpointInput {
   events: readonly string[];
   /** Deliveries per second at most; WEBHOOK_ENDPOINT_RATE when not given. */
   rateLimit?: number | null;
+  /** The API version deliveries are rendered in; the Application's pin when not given. */
+  apiVersion?: string | null;
 }
 
 /**
@@ -88,10 +91,11 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
         url: input.url,
         events,
         rateLimit: input.rateLimit ?? services.config.WEBHOOK_ENDPOINT_RATE,
+        apiVersion: input.apiVersion ? apiVersionOf(input.apiVersion, "apiVersion") : principal.apiVersion,
         secretCiphertext: services.box.encrypt(secret),
         secretPrefix: secretPrefix(secret),
       },
-      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true },
+      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true, apiVersion: true },
     });
   });
   return { ...endpoint, secret };
@@ -145,6 +149,8 @@ export interface EndpointChanges {
   rateLimit?: number | null;
   /** A fault drill to run (SANDBOX endpoints only), null to end one, undefined to leave it as it is. */
   drill?: Drill | null;
+  /** The API version its next deliveries are rendered in. */
+  apiVersion?: string | null;
 }
 
 /** A drill whose every field is 0 (each defaults to 0) would change nothing: the request is a mistake. */
@@ -227,6 +233,7 @@ export async function updateEndpoint<T>(
         ...(events ? { events } : {}),
         ...(changes.rateLimit ? { rateLimit: changes.rateLimit } : {}),
         ...(changes.drill !== undefined ? { drill: changes.drill ? { ...changes.drill } : Prisma.DbNull } : {}),
+        ...(changes.apiVersion ? { apiVersion: apiVersionOf(changes.apiVersion, "apiVersion") } : {}),
         ...status,
       },
     });

@@ -1,3 +1,4 @@
+import { FIRST_API_VERSION, isApiVersion } from "../../platform/versions.js";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type DataLoader from "dataloader";
 import { batchStatements } from "../../platform/db/batch.js";
@@ -170,6 +171,9 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
         "Extension to the contract: deliveries per second the endpoint receives at most. Deliveries over it wait for their turn (they stay PENDING or FAILED with nextAttemptAt set); they never fail for it.",
       extensions: { jsonSchema: { minimum: 1, maximum: MAX_ENDPOINT_RATE } },
     }),
+    apiVersion: t.exposeString("apiVersion", {
+      description: "Extension to the contract: the API version its deliveries are rendered in (PATCH it to move them to another).",
+    }),
     disabledReason: t.exposeString("disabledReason", {
       nullable: true,
       description:
@@ -241,13 +245,15 @@ const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
       nullable: true,
       description: "Extension to the contract: the envelope sent (the same on every attempt), as a JSON object; null once the event is past its retention.",
       extensions: { jsonSchema: WEBHOOK_EVENT_SCHEMA },
-      select: { eventId: true, store: { select: { code: true } } },
+      select: { eventId: true, store: { select: { code: true } }, endpoint: { select: { apiVersion: true } } },
       resolve: async (d, _args, ctx) => {
         const event = await ctx.db.event.findUnique({
           where: { id: d.eventId },
           select: { id: true, type: true, createdAt: true, data: true, sequence: true },
         });
-        return event ? JSON.parse(envelopeBody({ ...event, sequence: Number(event.sequence) }, d.store.code)) : null;
+        // In the endpoint's version: what its attempts send.
+        const version = isApiVersion(d.endpoint.apiVersion) ? d.endpoint.apiVersion : FIRST_API_VERSION;
+        return event ? JSON.parse(envelopeBody({ ...event, sequence: Number(event.sequence) }, d.store.code, version)) : null;
       },
     }),
     endpoint: t.relation("endpoint"),
@@ -271,7 +277,9 @@ const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("Webhook
 });
 
 const CreatedWebhookEndpoint = builder
-  .objectRef<{ id: string; url: string; events: string[]; rateLimit: number; secret: string; secretPrefix: string }>("CreatedWebhookEndpoint")
+  .objectRef<{ id: string; url: string; events: string[]; rateLimit: number; apiVersion: string; secret: string; secretPrefix: string }>(
+    "CreatedWebhookEndpoint",
+  )
   .implement({
     fields: (t) => ({
       id: t.exposeID("id"),
@@ -281,6 +289,7 @@ const CreatedWebhookEndpoint = builder
         description: "Extension to the contract: deliveries per second the endpoint receives at most.",
         extensions: { jsonSchema: { minimum: 1, maximum: MAX_ENDPOINT_RATE } },
       }),
+      apiVersion: t.exposeString("apiVersion", { description: "Extension to the contract: the API version its deliveries are rendered in." }),
       secret: t.exposeString("secret", { description: "The whsec_… signing secret. Shown only in this response." }),
       secretPrefix: t.exposeString("secretPrefix"),
       message: t.string({
@@ -357,6 +366,7 @@ const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput
     status: t.field({ type: WebhookEndpointSwitchEnum }),
     rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000)" }),
     drill: t.field({ type: WebhookDrillInput, description: "A fault drill (SANDBOX endpoints only); null ends it" }),
+    apiVersion: t.string({ description: "The API version its next deliveries are rendered in" }),
   }),
 });
 
@@ -365,6 +375,7 @@ const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput
     url: t.string({ required: true }),
     events: t.stringList({ required: true }),
     rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000; default WEBHOOK_ENDPOINT_RATE, 50)" }),
+    apiVersion: t.string({ description: "The API version deliveries are rendered in; default the Application's" }),
   }),
 });
 

@@ -1,20 +1,27 @@
 import type { Envelope } from "../events/envelope.js";
+import type { ApiVersion } from "../../platform/versions.js";
+import { versionEventData } from "../versions/render.js";
 import { signatureHeader, standardSignature } from "./signing.js";
 
 export const USER_AGENT = "PartnerWebhooks/1.0";
 
 /**
- * The raw body: built from the stored event only, so every attempt and replay of one event sends the
- * same bytes and the same `eventId` (receivers deduplicate on it).
+ * The raw body: built from the stored event and the endpoint's API version only, so every attempt and replay of
+ * one event to an endpoint that keeps its version sends the same bytes and the same `eventId` (receivers
+ * deduplicate on it).
  */
-export function envelopeBody(event: { id: string; type: string; createdAt: Date; sequence: number; data: unknown }, tenantId: string): string {
+export function envelopeBody(
+  event: { id: string; type: string; createdAt: Date; sequence: number; data: unknown },
+  tenantId: string,
+  apiVersion: ApiVersion,
+): string {
   const envelope: Envelope = {
     eventId: event.id,
     eventType: event.type,
     timestamp: event.createdAt.toISOString(),
     tenantId,
     sequence: event.sequence,
-    data: event.data,
+    data: versionEventData(apiVersion, event.type, event.data),
   };
   return JSON.stringify(envelope);
 }
@@ -31,6 +38,8 @@ export function deliveryHeaders(opts: {
   eventType: string;
   body: string;
   secrets: readonly string[];
+  /** The version the body is rendered in, sent as Api-Version (a delivery always gives it). */
+  apiVersion?: ApiVersion;
   now?: Date;
 }): Record<string, string> {
   const t = Math.floor((opts.now ?? new Date()).getTime() / 1000);
@@ -41,6 +50,7 @@ export function deliveryHeaders(opts: {
     "X-Service-Event-Id": opts.eventId,
     "X-Service-Event-Type": opts.eventType,
     "X-Service-Delivery-Id": opts.deliveryId,
+    ...(opts.apiVersion ? { "Api-Version": opts.apiVersion } : {}),
     "X-Service-Signature": signatureHeader(opts.secrets, t, opts.body),
     ...(standard ? { "webhook-id": opts.eventId, "webhook-timestamp": String(t), "webhook-signature": standard } : {}),
   };

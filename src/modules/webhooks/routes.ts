@@ -17,7 +17,7 @@ import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
  */
 
 const WebhookEndpointFragment = graphql(
-  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit
+  `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit apiVersion
     deliveriesLast24h { delivered failed pending successRate }
     drill { duplicateRate reorderWindowSeconds maxDelaySeconds } }`,
 );
@@ -30,7 +30,7 @@ const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDeli
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
 
 const WebhookEndpointCreatedFragment = graphql(
-  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit secret secretPrefix message }`,
+  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit apiVersion secret secretPrefix message }`,
 );
 
 const WebhookSecretRotatedFragment = graphql(

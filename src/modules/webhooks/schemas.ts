@@ -1,3 +1,4 @@
+import { API_VERSIONS } from "../../platform/versions.js";
 import type { JsonSchema } from "../../platform/json.js";
 import { dateTime, nullable, uuid } from "../../platform/schemas.js";
 import { defineBody, definePath, defineQuery } from "../../platform/validate.js";
@@ -31,11 +32,18 @@ const endpointRateLimit: JsonSchema = {
     "Extension to the contract: deliveries per second the endpoint receives at most (default 50). Deliveries over it wait for their turn: they never fail for it.",
 };
 
+/** Checked against the known versions by the operation (400 INVALID_API_VERSION), like the Api-Version header. */
+const endpointApiVersion: JsonSchema = {
+  type: "string",
+  minLength: 1,
+  description: `Extension to the contract: the API version deliveries are rendered in (${API_VERSIONS.join(", ")}); default the Application's.`,
+};
+
 export const CreateWebhookEndpointBody: JsonSchema = {
   type: "object",
   required: ["url", "events"],
   additionalProperties: false,
-  properties: { url: webhookUrl, events: webhookEvents, rateLimit: endpointRateLimit },
+  properties: { url: webhookUrl, events: webhookEvents, rateLimit: endpointRateLimit, apiVersion: endpointApiVersion },
 };
 
 const drillSeconds = (what: string): JsonSchema => ({ type: "integer", minimum: 0, maximum: MAX_DRILL_SECONDS, default: 0, description: what });
@@ -70,11 +78,12 @@ export const UpdateWebhookEndpointBody: JsonSchema = {
   type: "object",
   minProperties: 1,
   additionalProperties: false,
-  description: "Extension to the contract. Any of url, events, status, rateLimit and drill; the secret, the history and the delivery log are kept.",
+  description: "Extension to the contract. Any of url, events, status, rateLimit, apiVersion and drill; the secret, the history and the delivery log are kept.",
   properties: {
     url: webhookUrl,
     events: webhookEvents,
     rateLimit: endpointRateLimit,
+    apiVersion: endpointApiVersion,
     status: {
       type: "string",
       enum: [...WEBHOOK_ENDPOINT_SWITCHES],

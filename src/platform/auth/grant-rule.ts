@@ -2,6 +2,7 @@ import { forbidden } from "../errors.js";
 import type { Environment, Prisma } from "../db/prisma.js";
 import type { PartnerClaims, PartnerPrincipal } from "./principal.js";
 import type pg from "pg";
+import { FIRST_API_VERSION, isApiVersion } from "../versions.js";
 
 /**
  * The grant rule: an Application reaches a store only through a Grant that is ACTIVE, while the Application is
@@ -18,6 +19,8 @@ export interface GrantView {
   storeId: string;
   storeEnvironment: Environment;
   grantStatus: string;
+  /** The Application's API version (its pin). */
+  apiVersion: string;
 }
 
 /**
@@ -30,7 +33,9 @@ export function admitGrant(claims: PartnerClaims, grant: GrantView | null): Part
   if (grant.storeEnvironment !== claims.environment || grant.appEnvironment !== claims.environment) {
     throw forbidden(`A ${claims.environment} token cannot reach this store.`);
   }
-  return { kind: "partner", applicationId: grant.applicationId, storeId: grant.storeId, ...claims };
+  // A pin the code no longer knows cannot be written (setApiVersion checks it); the first version is the safe reading.
+  const apiVersion = isApiVersion(grant.apiVersion) ? grant.apiVersion : FIRST_API_VERSION;
+  return { kind: "partner", applicationId: grant.applicationId, storeId: grant.storeId, apiVersion, ...claims };
 }
 
 /** SQL expressions for the columns the rule reads, as the statement using it names them. */
@@ -58,7 +63,8 @@ export function grantActiveSql(c: GrantStatusColumns): string {
 const GRANT_OF_TOKEN = {
   name: "grant_of_token",
   text: `SELECT a.id AS "applicationId", a.status::text AS "applicationStatus", a.environment::text AS "appEnvironment",
-      s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus"
+      s.id AS "storeId", s.environment::text AS "storeEnvironment", g.status::text AS "grantStatus",
+      a."apiVersion"
     FROM "Application" a JOIN "Store" s ON s.code = $2 JOIN "Grant" g ON g."applicationId" = a.id AND g."storeId" = s.id
     WHERE a."clientId" = $1`,
 } as const;

@@ -1,5 +1,6 @@
 import type { AdminRole, Environment } from "../db/prisma.js";
 import type { Scope } from "./scopes.js";
+import type { ApiVersion } from "../versions.js";
 
 /** Who is calling. Partner principals carry their tenant; nothing else decides which store a request sees. */
 export type Principal =
@@ -14,6 +15,8 @@ export type Principal =
       tokenId: string;
       /** The token's expiry, ms since the epoch. */
       expiresAt: number;
+      /** The Application's pinned API version, read with the grant (a request's Api-Version header overrides it). */
+      apiVersion: ApiVersion;
     }
   /** adminKeyId is null for ADMIN_API_KEY, which is not stored. */
   | { kind: "admin"; adminKeyId: string | null; role: AdminRole }

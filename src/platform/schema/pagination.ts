@@ -57,6 +57,13 @@ export function orderByOf(sort: SortKey[]): Record<string, "asc" | "desc">[] {
   return sort.map((k) => ({ [k.field]: k.direction }));
 }
 
+/** A cursor the list did not hand out (unknown, or another store's): 400 naming `cursor`. */
+export function invalidCursor() {
+  return invalidRequest("The cursor is not one this list returned. Pass pagination.nextCursor from the previous page unchanged.", [
+    { field: "cursor", code: "INVALID_CURSOR", message: "`cursor` is not one this list returned" },
+  ]);
+}
+
 /**
  * Fetches one page; the caller has checked `limit` with its list's input (1 to MAX_PAGE_SIZE). `findCursor` must look the cursor up within the caller's tenant (a cursor from another
  * store is simply unknown); `findMany` receives the keyset condition and `take` = limit + 1 to learn hasMore.
@@ -79,11 +86,7 @@ export async function paginate<T extends { id: string }>(opts: {
   let cursorRow: Record<string, unknown> | undefined;
   if (opts.cursor) {
     const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
-    if (!row) {
-      throw invalidRequest("The cursor is not one this list returned. Pass pagination.nextCursor from the previous page unchanged.", [
-        { field: "cursor", code: "INVALID_CURSOR", message: "`cursor` is not one this list returned" },
-      ]);
-    }
+    if (!row) throw invalidCursor();
     after = afterCursor(opts.sort, row);
     cursorRow = row;
   }

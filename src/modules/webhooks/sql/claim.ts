@@ -31,7 +31,7 @@ where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."
     d.status in ('PENDING', 'FAILED') and d."nextAttemptAt" = $2::timestamptz
     and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
 returning d."eventId", d."endpointId", d."storeId", d."applicationId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
-  e.status as "endpointStatus", e."failingSince", e."rateLimit", prev."previousAttemptAt", e.drill,
+  e.status as "endpointStatus", e."failingSince", e."rateLimit", e."apiVersion", prev."previousAttemptAt", e.drill,
   case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
   ev.data, ev."createdAt" as "eventCreatedAt", ev.sequence::float8 as "eventSequence", s.code as "tenantId", s.environment,
   case when $2::timestamptz is null then (

@@ -1,0 +1,288 @@
+import { isRecord, type JsonSchema } from "../../platform/json.js";
+import { API_VERSIONS, atLeast, type ApiVersion, type VersionLifecycles } from "../../platform/versions.js";
+import type { VersionChange, VersionedDocument } from "./change.js";
+import { V2026_12_01 } from "./2026-12-01.js";
+
+/**
+ * Every version change, oldest first: the one place versions are applied. The code answers in the first version's
+ * shape; a later version is that shape with each change up to it applied in this order.
+ */
+export const VERSION_CHANGES: readonly VersionChange[] = [V2026_12_01];
+
+for (const [i, change] of VERSION_CHANGES.entries()) {
+  if (change.version !== API_VERSIONS[i + 1]) throw new Error(`version change ${i} is for ${change.version}, not ${API_VERSIONS[i + 1]}`);
+}
+
+/** The changes a request in `version` gets, in the order they apply. */
+export function changesUpTo(version: ApiVersion): readonly VersionChange[] {
+  return VERSION_CHANGES.filter((change) => atLeast(version, change.version));
+}
+
+/** Checks or rewrites a request's query as its version's changes say, before the route reads it. */
+export function versionRequest(version: ApiVersion, operationId: string, query: Record<string, unknown>): void {
+  for (const change of changesUpTo(version)) change.requests?.[operationId]?.(query);
+}
+
+/** An event's `data` in `version`. */
+export function versionEventData(version: ApiVersion, type: string, data: unknown): unknown {
+  let out = data;
+  for (const change of changesUpTo(version)) {
+    const transform = change.events?.[type];
+    if (transform && isRecord(out)) out = transform(out);
+  }
+  return out;
+}
+
+/** An envelope (`eventType`, `data`, …) in `version`; anything else is returned as it is. */
+export function versionEnvelope(version: ApiVersion, envelope: unknown): unknown {
+  if (!isRecord(envelope) || typeof envelope.eventType !== "string") return envelope;
+  const data = versionEventData(version, envelope.eventType, envelope.data);
+  return data === envelope.data ? envelope : { ...envelope, data };
+}
+
+type Rewrite = (value: unknown) => unknown;
+
+/** The members of a document object that are objects, by name (`properties`, `content`, `examples`), read without casting. */
+function members(value: unknown): Record<string, JsonSchema> {
+  const out: Record<string, JsonSchema> = {};
+  if (isRecord(value)) for (const [name, member] of Object.entries(value)) if (isRecord(member)) out[name] = member;
+  return out;
+}
+
+const schemaList = (value: unknown): JsonSchema[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+
+/** Where a response schema holds values a set of component rewrites applies to, compiled to one function (null: nowhere). */
+class BodyPlanner {
+  private readonly compiled = new Map<string, Rewrite | null>();
+
+  constructor(
+    private readonly components: Record<string, JsonSchema>,
+    private readonly rewrites: Record<string, (value: Record<string, unknown>) => Record<string, unknown>>,
+  ) {}
+
+  plan(schema: JsonSchema): Rewrite | null {
+    const ref = typeof schema.$ref === "string" ? schema.$ref.replace("#/components/schemas/", "") : null;
+    if (ref) return this.component(ref);
+    const parts: Rewrite[] = [];
+    for (const key of ["allOf", "anyOf", "oneOf"] as const) {
+      for (const sub of schemaList(schema[key])) {
+        const rewrite = this.plan(sub);
+        if (rewrite) parts.push(rewrite);
+      }
+    }
+    const itemRewrite = isRecord(schema.items) ? this.plan(schema.items) : null;
+    if (itemRewrite) parts.push((value) => (Array.isArray(value) ? value.map(itemRewrite) : value));
+    const properties = Object.entries(members(schema.properties)).flatMap(([name, sub]) => {
+      const rewrite = this.plan(sub);
+      return rewrite ? [[name, rewrite] as const] : [];
+    });
+    if (properties.length) {
+      parts.push((value) => {
+        if (!isRecord(value)) return value;
+        const out = { ...value };
+        for (const [name, rewrite] of properties) if (name in out) out[name] = rewrite(out[name]);
+        return out;
+      });
+    }
+    if (parts.length === 0) return null;
+    return parts.length === 1 ? parts[0] : (value) => parts.reduce((v, rewrite) => rewrite(v), value);
+  }
+
+  private component(name: string): Rewrite | null {
+    if (this.compiled.has(name)) return this.compiled.get(name) ?? null;
+    this.compiled.set(name, null); // a component that holds itself ends here
+    const inner = this.components[name] ? this.plan(this.components[name]) : null;
+    const own = this.rewrites[name];
+    const rewrite: Rewrite | null =
+      inner && own
+        ? (value) => {
+            const within = inner(value);
+            return isRecord(within) ? own(within) : within;
+          }
+        : own
+          ? (value) => (isRecord(value) ? own(value) : value)
+          : inner;
+    this.compiled.set(name, rewrite);
+    return rewrite;
+  }
+}
+
+/** What a response's version rewrite needs of its request and its answer. */
+export interface VersionedAnswer {
+  body: unknown;
+  query: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** The success body schema of an operation of the document, if it answers JSON. */
+function successSchema(op: VersionedDocument["paths"][string][string]): JsonSchema | undefined {
+  const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"))?.[1];
+  const schema = media(success)?.schema;
+  return isRecord(schema) ? schema : undefined;
+}
+
+function media(holder: JsonSchema | undefined): JsonSchema | undefined {
+  return members(holder?.content)["application/json"];
+}
+
+/** The fields later versions add, by component: answers and documents of `version` leave them out. */
+function hiddenIn(version: ApiVersion): Record<string, string[]> {
+  const hidden: Record<string, string[]> = {};
+  for (const change of VERSION_CHANGES) {
+    if (atLeast(version, change.version)) continue;
+    for (const [name, fields] of Object.entries(change.added ?? {})) hidden[name] = [...(hidden[name] ?? []), ...fields];
+  }
+  return hidden;
+}
+
+/** A copy without some keys; a plain loop, as it may run on every item of a page. */
+function without(value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) if (!names.includes(key)) out[key] = value[key];
+  return out;
+}
+
+type Step = { components: Map<string, Rewrite>; operations: NonNullable<VersionChange["operations"]> };
+
+/** One step of rendering compiled per operation against a document: its component rewrites and operation rewrites. */
+function compileStep(
+  doc: VersionedDocument,
+  rewrites: Record<string, (value: Record<string, unknown>) => Record<string, unknown>>,
+  operations: Step["operations"],
+): Step {
+  const planner = new BodyPlanner(doc.components.schemas, rewrites);
+  const components = new Map<string, Rewrite>();
+  for (const item of Object.values(doc.paths)) {
+    for (const op of Object.values(item)) {
+      const schema = successSchema(op);
+      const rewrite = schema ? planner.plan(schema) : null;
+      if (rewrite) components.set(op.operationId, rewrite);
+    }
+  }
+  return { components, operations };
+}
+
+/**
+ * Renders success bodies in a version: first the fields added after it are left out, then each change up to it is
+ * applied, compiled against the document of the version before it, so a body is walked only where a change applies.
+ */
+export class VersionedResponses {
+  private readonly steps: Step[] = [];
+
+  /** `code` is the OpenAPI document of the shape the code answers in (buildOpenApi's before any version). */
+  constructor(
+    code: VersionedDocument,
+    readonly version: ApiVersion,
+  ) {
+    const hidden = Object.entries(hiddenIn(version));
+    if (hidden.length) {
+      const rewrites = Object.fromEntries(hidden.map(([name, fields]) => [name, (value: Record<string, unknown>) => without(value, fields)]));
+      this.steps.push(compileStep(code, rewrites, {}));
+    }
+    let before = code;
+    for (const change of changesUpTo(version)) {
+      this.steps.push(
+        compileStep(
+          before,
+          {
+            ...change.components,
+            // The feed's events are rendered in the request's version; a delivery's payload is not: it shows what its
+            // endpoint was sent, rendered in the endpoint's version where it is read.
+            StoreEvent: (envelope) => versionEnvelopeStep(change, envelope),
+            EventPage: (page) =>
+              Array.isArray(page.data) ? { ...page, data: page.data.map((e: unknown) => (isRecord(e) ? versionEnvelopeStep(change, e) : e)) } : page,
+          },
+          change.operations ?? {},
+        ),
+      );
+      const after = structuredClone(before);
+      change.openapi(after);
+      before = after;
+    }
+  }
+
+  /** The body in this version. */
+  body(operationId: string, answer: VersionedAnswer): unknown {
+    let body = answer.body;
+    if (body === undefined) return body;
+    for (const step of this.steps) {
+      const components = step.components.get(operationId);
+      if (components) body = components(body);
+      const operation = step.operations[operationId];
+      if (operation) body = operation(body, { query: answer.query, headers: answer.headers });
+    }
+    return body;
+  }
+}
+
+/** One change's rewrite of an envelope's data. */
+function versionEnvelopeStep(change: VersionChange, envelope: Record<string, unknown>): Record<string, unknown> {
+  const transform = typeof envelope.eventType === "string" ? change.events?.[envelope.eventType] : undefined;
+  return transform && isRecord(envelope.data) ? { ...envelope, data: transform(envelope.data) } : envelope;
+}
+
+/** One version as GET /public/v1/versions lists it. */
+export interface VersionInfo {
+  version: ApiVersion;
+  status: "latest" | "supported" | "deprecated";
+  releasedAt: string;
+  deprecatedAt?: string;
+  sunsetAt?: string;
+  changes: string[];
+}
+
+/** The first version's own entry in the list: what it is, since no change declares it. */
+const FIRST = { releasedAt: "2026-11-20", changes: ["The first dated version: the contract as first published, with both names where it gave two."] };
+
+/** Every version, newest first, with what the operator declared about its retirement. */
+export function versionList(lifecycles: VersionLifecycles): VersionInfo[] {
+  const entries = [FIRST, ...VERSION_CHANGES].map((entry, i) => {
+    const version = API_VERSIONS[i];
+    const lifecycle = lifecycles[version];
+    const info: VersionInfo = {
+      version,
+      status: lifecycle ? "deprecated" : i === API_VERSIONS.length - 1 ? "latest" : "supported",
+      releasedAt: entry.releasedAt,
+      changes: entry.changes,
+    };
+    if (lifecycle) info.deprecatedAt = lifecycle.deprecatedAt.toISOString().slice(0, 10);
+    if (lifecycle?.sunsetAt) info.sunsetAt = lifecycle.sunsetAt.toISOString().slice(0, 10);
+    return info;
+  });
+  return entries.reverse();
+}
+
+/**
+ * The OpenAPI document of `version`, from the document of the shape the code answers in (a copy of it): without
+ * the fields later versions add, with each change's delta up to `version` applied in order, and its examples
+ * rendered in the version as answers and deliveries are.
+ */
+export function versionDocument<Doc extends VersionedDocument>(code: Doc, version: ApiVersion): Doc {
+  const doc = structuredClone(code);
+  const responses = new VersionedResponses(code, version);
+  for (const item of Object.values(doc.paths)) {
+    for (const op of Object.values(item)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (!status.startsWith("2")) continue;
+        for (const example of Object.values(members(media(response)?.examples))) {
+          example.value = responses.body(op.operationId, { body: example.value, query: {}, headers: {} });
+        }
+      }
+    }
+  }
+  for (const item of Object.values(doc.webhooks)) {
+    const body = media(members(item.post).requestBody);
+    for (const example of Object.values(members(body?.examples))) {
+      example.value = versionEnvelope(version, example.value);
+    }
+  }
+  for (const [name, fields] of Object.entries(hiddenIn(version))) {
+    const schema = doc.components.schemas[name];
+    if (!schema) throw new Error(`a version change adds fields to ${name}, which the OpenAPI document does not have`);
+    schema.properties = without(members(schema.properties), fields);
+    if (Array.isArray(schema.required)) schema.required = schema.required.filter((field) => !fields.includes(String(field)));
+  }
+  for (const change of changesUpTo(version)) change.openapi(doc);
+  doc.info.version = version;
+  return doc;
+}
