@@ -42,12 +42,12 @@ async function touched(work: () => Promise<unknown>): Promise<string[]> {
 
 const domainsOf = (files: string[]) => [...new Set(files.filter((f) => f.startsWith("src/modules/")).map((f) => f.split("/")[2]))].sort();
 
-it("a list read runs the orders domain (with the store's Address), the platform and the HTTP and REST adapters only", async () => {
+it("a list read runs the orders domain (with the store's Address), the versions (which render the answer), the platform and the HTTP and REST adapters only", async () => {
   const files = await touched(async () => {
     const r = await call(app, "GET", "/public/v1/orders?limit=20", { token: t.token });
     expect(r.status).toBe(200);
   });
-  expect(domainsOf(files)).toEqual(["orders", "store"]);
+  expect(domainsOf(files)).toEqual(["orders", "store", "versions"]);
   expect(files.filter((f) => f.startsWith("src/graphql/") || f.startsWith("workers/"))).toEqual([]);
   // The figure docs/architecture.md gives: files with code that ran for the request.
   expect(files.length).toBeLessThanOrEqual(40);
@@ -59,7 +59,7 @@ it("a status change runs the orders domain, the platform's events and nothing of
     const r = await call(app, "PATCH", `/public/v1/orders/${orderId}/status`, { token: t.token, body: { status: n++ === 0 ? "CONFIRMED" : "PREPARING" } });
     expect(r.status).toBe(200);
   });
-  expect(domainsOf(files)).toEqual(["orders", "store"]);
+  expect(domainsOf(files)).toEqual(["orders", "store", "versions"]);
   expect(files).toContain("src/platform/events/outbox.ts");
   expect(files.length).toBeLessThanOrEqual(48);
 });
