@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { sideBySide, type BenchContext, type Contender, type ModuleResult } from "./context.js";
-import { scriptCommand, startService, type Service } from "./lib/processes.js";
+import { scriptCommand, serviceCommand, startService, type Service } from "./lib/processes.js";
 import type { LoadResult, Target } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
 import { type OrderRef, readRoutes, someOrders } from "./lib/read-routes.js";
@@ -95,6 +95,21 @@ const cpuText = (r: LoadResult): string =>
     ? fmt.ms(cpuOf(r))
     : `${fmt.ms(cpuOf(r))} (${fmt.ms(r.cpuMsPerRequest ?? Number.NaN)} + ${fmt.ms(r.databaseCpuMsPerRequest)})`;
 
+/**
+ * BENCH_READS_AGAINST: the path of another build's bundle (`dist/cli/start.mjs` of another checkout, built there) to
+ * take the read loads beside this build's API on the same database, with the API's environment and flags: a
+ * before/after of a change in one run, as the machine's load moves every contender alike. Its schema must be
+ * this build's.
+ */
+async function againstBuild(ctx: BenchContext): Promise<{ name: string; service: Service } | undefined> {
+  const bundle = process.env.BENCH_READS_AGAINST;
+  if (!bundle) return undefined;
+  const command = serviceCommand("api", ctx.apiEnv);
+  const args = command.args.map((a) => (a.endsWith("dist/cli/start.mjs") ? bundle : a));
+  const service = await startService({ name: "api-against", args, env: command.env, logDir: ctx.logDir, ready: /"msg":"listening"/ });
+  return { name: `against ${bundle}`, service };
+}
+
 export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
   const env = { DATABASE_URL: ctx.databaseUrl, DB_POOL_SIZE: ctx.apiEnv.DB_POOL_SIZE, API_URL: ctx.api.baseUrl, ISSUER: ctx.apiEnv.PUBLIC_BASE_URL };
   const bare = (name: string, file: string, extra: Record<string, string> = {}) =>
@@ -118,13 +133,14 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
       ready: /"msg":"listening"/,
     }),
   ]);
+  const against = await againstBuild(ctx);
   const verdicts: Verdict[] = [];
   const measurements: Measurement[] = [];
   const notes: string[] = [];
   try {
     const orders = await someOrders(ctx);
     const sample = probes(ctx, orders);
-    await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute], sample);
+    await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute, ...(against ? [against.service] : [])], sample);
     ctx.say(`reads: all contenders answered ${sample.length} requests (lists, details, other tenants' ids) exactly as the façade`);
     const routes = readRoutes(ctx, orders).map((r) => ({ ...r, goal: GOALS[r.short] }));
     for (const route of routes) {
@@ -135,6 +151,7 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
         { name: JS_JSON, baseUrl: jsJson.baseUrl, targets: route.targets, service: jsJson },
         { name: FASTIFY, baseUrl: fastify.baseUrl, targets: route.targets, service: fastify },
         { name: PRISMA_ROUTE, baseUrl: prismaRoute.baseUrl, targets: route.targets, service: prismaRoute },
+        ...(against ? [{ name: against.name, baseUrl: against.service.baseUrl, targets: route.targets, service: against.service }] : []),
       ];
       const results = await sideBySide(ctx, contenders);
       for (const c of contenders) {
@@ -175,6 +192,6 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
     if (!ctx.databaseCpuSeconds) notes.push("reads: the database's CPU could not be measured (BENCH_DATABASE_URL): CPU per request is the server's alone");
     return { verdicts, measurements, notes };
   } finally {
-    await Promise.all([sqlJson.stop(), jsJson.stop(), fastify.stop(), prismaRoute.stop()]);
+    await Promise.all([sqlJson.stop(), jsJson.stop(), fastify.stop(), prismaRoute.stop(), against?.service.stop()]);
   }
 }
