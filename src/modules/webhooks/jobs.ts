@@ -1,6 +1,7 @@
 import { FAN_OUT_TASK, type FanOutPayload } from "../../platform/events/outbox.js";
 import { parseInstant } from "../../platform/input.js";
 import { isUuid } from "../../platform/uuid.js";
+import { isRecord } from "../../platform/json.js";
 import { ATTEMPT_DRILLS, type AttemptDrill } from "./drill.js";
 
 export const DELIVER_TASK = "deliver_webhook";
@@ -53,10 +54,6 @@ export function deliverJobKey(payload: DeliverPayload): string {
   return payload.trigger === "REPLAY" ? replayJobKey(payload.deliveryId) : `${RECOVER_JOB_KEY_PREFIX}${payload.deliveryId}`;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 export function assertFanOutPayload(payload: unknown): FanOutPayload {
   if (isRecord(payload) && typeof payload.eventId === "string" && isUuid(payload.eventId)) return { eventId: payload.eventId };
   throw new Error(`${FAN_OUT_TASK}: payload must be { eventId: uuid }, got ${JSON.stringify(payload)}`);
@@ -70,8 +67,8 @@ export function assertDeliverPayload(payload: unknown): DeliverPayload {
     if (trigger === "REPLAY" || trigger === "RECOVER" || trigger === "BACKFILL") return { deliveryId, trigger, ...slot };
     const drilled = ATTEMPT_DRILLS.find((d) => d === drill);
     if (drill !== undefined && !drilled) throw new Error(`${DELIVER_TASK}: unrecognised drill in ${JSON.stringify(payload)}`);
-    if (trigger === "SCHEDULED" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
-      return { deliveryId, trigger, step: step as number, dueAt, ...slot, ...(drilled ? { drill: drilled } : {}) };
+    if (trigger === "SCHEDULED" && typeof step === "number" && Number.isInteger(step) && typeof dueAt === "string" && parseInstant(dueAt) !== null) {
+      return { deliveryId, trigger, step, dueAt, ...slot, ...(drilled ? { drill: drilled } : {}) };
     }
   }
   throw new Error(`${DELIVER_TASK}: unrecognised payload ${JSON.stringify(payload)}`);
