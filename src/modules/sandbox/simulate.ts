@@ -1,6 +1,7 @@
 import type { Db, OrderStatus, OrderType, Tx } from "../../platform/db/prisma.js";
 import { unprocessable } from "../../platform/errors.js";
 import { isUuid } from "../../platform/uuid.js";
+import { isRecord } from "../../platform/json.js";
 import { fullPath, ORDER_STATUSES } from "../orders/lifecycle.js";
 import { changeOrderStatus } from "../orders/service.js";
 import { enqueueSimulationStep, lockOrder, type LockedOrder } from "./sql.js";
@@ -89,7 +90,6 @@ export async function runSimulationStep(db: Db, step: SimulatePayload): Promise<
   });
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const isStatus = (value: unknown): value is OrderStatus => ORDER_STATUSES.some((s) => s === value);
 
 export function assertSimulatePayload(payload: unknown): SimulatePayload {
