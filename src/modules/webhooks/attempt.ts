@@ -8,14 +8,15 @@ import { duplicateLater, record, recordDuplicate } from "./delivery/record.js";
 import { deferFirst, paceSlot, putOff } from "./delivery/pace.js";
 
 /**
- * One delivery attempt in Svix's three steps: prepare (claim the delivery and load what to send), send
- * (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job).
+ * One delivery attempt in Svix's three steps, each a module of ./delivery/: prepare (claim the delivery and load what
+ * to send), send (re-check the URL, sign, POST), record (attempt row, delivery and endpoint state, next scheduled job;
+ * the outcome decided by decide.ts); pace.ts puts an attempt over its endpoint's pace off. This file runs them in order.
  * The worker runs SCHEDULED, REPLAY, RECOVER and BACKFILL attempts; the API runs TEST attempts inline. Two statements per
  * attempt (claim, record; their SQL is in ./sql/), both on the raw pool; a first attempt needs no claim: the fan-out
  * (src/modules/webhooks/fan-out.ts) reads what to send, and the record creates the delivery in its outcome's state.
- * Records that end together share one statement. The rare
- * attempts that change an endpoint's standing (a dead letter, a 410 Gone, failing for WEBHOOK_DISABLE_AFTER) are
- * recorded in a transaction of their own that also emits the operational event reporting the change.
+ * Records that end together share one statement. The rare attempts that change an endpoint's standing (a dead letter,
+ * a 410 Gone, failing for WEBHOOK_DISABLE_AFTER) are recorded in a transaction of their own that also emits the
+ * operational event reporting the change.
  *
  * An endpoint running a fault drill (./drill.ts; SANDBOX only) has its new deliveries' first attempts held (created
  * PENDING with their first job later, as the pace puts one off) and some sent twice (a job of its own after the first
