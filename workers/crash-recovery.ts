@@ -11,7 +11,7 @@ import { FORCE_UNLOCK_WORKERS, HOLD_LIVENESS_LOCK, POOLS_HOLDING_JOBS, TRY_LIVEN
  * on a connection of its own, which PostgreSQL releases the moment the process dies. Every worker sweeps at
  * start and then periodically: a pool that still has jobs locked but whose advisory lock is free is dead, and
  * `force_unlock_workers` hands its jobs to whoever is alive. Re-running them is safe: fan-out is idempotent
- * and a delivery attempt is leased (src/modules/webhooks/attempt.ts). Assumes every worker runs through startWorker.
+ * and a delivery attempt is leased (src/modules/webhooks/delivery/prepare.ts). Assumes every worker runs through startWorker.
  */
 
 /** Namespace (first key) of the liveness advisory locks. */

@@ -22,7 +22,7 @@ const DELIVERED_ELSEWHERE =
 
 /**
  * Operational events about an Application's own endpoints, emitted in the transaction that records the change they
- * report (src/modules/webhooks/attempt.ts). Only the Application that owns the endpoint receives them (the fan-out,
+ * report (src/modules/webhooks/delivery/record.ts). Only the Application that owns the endpoint receives them (the fan-out,
  * src/modules/webhooks/sql/fan-out.ts). Declared here rather than beside their emitter because the webhooks domain
  * reads the registry of events (./types.ts), which must hold them: declared in webhooks, the two domains would import
  * each other.

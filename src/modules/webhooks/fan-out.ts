@@ -2,7 +2,7 @@ import type pg from "pg";
 import { EVENT_SCOPES } from "../events/types.js";
 import { OPERATIONAL_EVENT_TYPES } from "../events/operational.js";
 import type { FirstAttempt } from "./jobs.js";
-import type { Claimed } from "./attempt.js";
+import type { Claimed } from "./delivery/prepare.js";
 import { FAN_OUT_EVENT, WEBHOOK_FAN_OUT_TARGETS } from "./sql/fan-out.js";
 
 const scopes = JSON.stringify(EVENT_SCOPES);

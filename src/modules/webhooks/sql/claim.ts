@@ -2,12 +2,12 @@ import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
 
 /**
  * Claiming a delivery attempt, and what happens when the claim finds nothing to do: the attempt path's
- * statements, run on the raw pool (src/modules/webhooks/attempt.ts). The named one is prepared once per connection; the
+ * statements, run on the raw pool (src/modules/webhooks/delivery/). The named one is prepared once per connection; the
  * others are sent as text with their values, as they always were.
  */
 
 /**
- * Claims an attempt and returns everything it needs to send (`Claimed` in attempt.ts), in one round trip: a
+ * Claims an attempt and returns everything it needs to send (`Claimed` in delivery/prepare.ts), in one round trip: a
  * conditional UPDATE ... FROM four tables returning joined columns and an aggregate, which Prisma's update (its
  * own model's columns, conditions on its own row) cannot express. The scheduled claim
  * succeeds once per due time: it stamps lastAttemptAt, and another claim for the same dueAt only passes once that

@@ -56,7 +56,7 @@ export const FAN_OUT_EVENT = `with ${INSERT_DELIVERIES}
 
 /**
  * What the first attempts of several events' deliveries send, read without writing anything: every delivery the
- * fan-out would create (`Claimed` in attempt.ts plus deliveryId, eventId and endpointId), its id drawn here. The
+ * fan-out would create (`Claimed` in delivery/prepare.ts plus deliveryId, eventId and endpointId), its id drawn here. The
  * worker POSTs these first and then creates each delivery already in its outcome's state (WEBHOOK_RECORD_FIRST in
  * ./record.ts): one write per delivery instead of an insert and an update. Prepared once per connection. $1 the
  * events' ids, $2 the scopes, $3 the operational types.

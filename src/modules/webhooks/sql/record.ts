@@ -4,7 +4,7 @@ import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
  * Records every attempt that ended in the same tick in one statement, prepared once per connection (planning
  * these CTEs costs more than running them): each delivery's new state, its attempt row, its endpoint's health
  * and its next scheduled job commit together. The endpoint's failingSince marks the start of its current run of failures
- * (WEBHOOK_DISABLE_AFTER is counted from it). $1 is a JSON array of RecordRow (attempt.ts; a delivery appears once per batch),
+ * (WEBHOOK_DISABLE_AFTER is counted from it). $1 is a JSON array of RecordRow (delivery/record.ts; a delivery appears once per batch),
  * $2 the deliver task, $3 the deliveries' ids, $4 their endpoints' ids.
  * An endpoint's row is shared by all its deliveries, so it is written once per batch, and a batch of successes
  * only writes it when something changes (or lastSuccessAt is over a second old) to keep it from being a hot row;
