@@ -5,6 +5,7 @@ import { scriptCommand, serviceCommand, startService, type Service } from "./lib
 import type { LoadResult, Target } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
 import { type OrderRef, readRoutes, someOrders } from "./lib/read-routes.js";
+import { API_VERSION_HEADER, FIRST_API_VERSION, LATEST_API_VERSION } from "../../src/platform/versions.js";
 
 /**
  * GET /public/v1/orders?limit=20 and GET /public/v1/orders/{id} through the full stack, side by side with
@@ -13,7 +14,10 @@ import { type OrderRef, readRoutes, someOrders } from "./lib/read-routes.js";
  *   route is the strong baseline the goals compare with;
  * - the Fastify + Prisma peer (baselines/fastify-prisma-server.ts): what a typical team writes without GraphQL;
  * - (b) the service's own pipeline with each operation answered by a direct Prisma call (prisma-route-server.ts),
- *   for information: its distance to the façade is what GraphQL costs.
+ *   for information: its distance to the façade is what GraphQL costs;
+ * - the façade again, each request sending `Api-Version: <latest>`: the tenants are pinned to the first version,
+ *   which the baselines answer, so this is the same reads rendered by the latest version's transforms, and its
+ *   CPU over the façade's is what a version costs.
  * The figure the goals use is CPU per request: the serving process plus the database server, from /proc (the
  * contenders take turns, so the database serves one of them at a time). req/s and p50/p99 are secondary: on a
  * shared machine they move with everyone else's work. Before any timing every contender must answer a sample of
@@ -24,9 +28,14 @@ const SQL_JSON = "(a) node:http + pg, JSON in SQL";
 const JS_JSON = "(a) node:http + pg, JSON in JS";
 const FASTIFY = "Fastify + Prisma";
 const PRISMA_ROUTE = "(b) service pipeline + Prisma, no GraphQL";
+const FACADE_LATEST = `façade, Api-Version ${LATEST_API_VERSION}`;
 
 /** CPU per request of the strong baseline over the façade's, at least. */
 const GOALS = { list: 0.5, detail: 0.4 } as const;
+
+/** The same requests, answered in the latest version whatever the tenant's pin. */
+const inLatest = <T extends Target>(targets: readonly T[]): T[] =>
+  targets.map((t) => ({ ...t, headers: { ...t.headers, [API_VERSION_HEADER]: LATEST_API_VERSION } }));
 
 /** A request of the equality check and the status the façade must give it. */
 interface Probe extends Target {
@@ -53,13 +62,16 @@ function probes(ctx: BenchContext, orders: readonly OrderRef[]): Probe[] {
   return out;
 }
 
-/** Every contender must answer every probe with the façade's status and JSON (parsed and compared in full). */
-async function sameAnswers(reference: Service, others: readonly Service[], sample: readonly Probe[]): Promise<void> {
+/**
+ * Every contender must answer every probe with the façade's status and JSON (parsed and compared in full), and the
+ * façade must answer in `version` (its `api-version` header): the probes' own header or the tenants' pin.
+ */
+async function sameAnswers(reference: Service, others: readonly Service[], sample: readonly Probe[], version: string): Promise<void> {
   if (sample.length < 100) throw new Error(`the equality sample has ${sample.length} requests, fewer than 100`);
   const differences: string[] = [];
   for (const p of sample) {
     // One request id for all, so problem bodies (which carry it) compare in full too.
-    const headers = { authorization: `Bearer ${p.token}`, "x-request-id": randomUUID() };
+    const headers = { ...p.headers, authorization: `Bearer ${p.token}`, "x-request-id": randomUUID() };
     const answers = await Promise.all(
       [reference, ...others].map(async (s) => {
         const res = await fetch(`${s.baseUrl}${p.path}`, { headers });
@@ -70,11 +82,12 @@ async function sameAnswers(reference: Service, others: readonly Service[], sampl
         } catch {
           // Not JSON: compared as text, and it differs from the façade's JSON.
         }
-        return { status: res.status, body, text };
+        return { status: res.status, body, text, version: res.headers.get(API_VERSION_HEADER) };
       }),
     );
     const [ours, ...theirs] = answers;
     if (ours.status !== p.expect) differences.push(`façade answered ${p.path} with ${ours.status}, not ${p.expect}: ${ours.text.slice(0, 300)}`);
+    if (ours.version !== version) differences.push(`façade answered ${p.path} in version ${ours.version}, not ${version}`);
     theirs.forEach((a, i) => {
       if (a.status !== ours.status || !isDeepStrictEqual(a.body, ours.body))
         differences.push(
@@ -84,7 +97,7 @@ async function sameAnswers(reference: Service, others: readonly Service[], sampl
   }
   if (differences.length)
     throw new Error(
-      `read contenders disagree with the façade on ${differences.length} answers of ${sample.length}:\n  ${differences.slice(0, 6).join("\n  ")}`,
+      `read contenders disagree with the façade (${version}) on ${differences.length} answers of ${sample.length}:\n  ${differences.slice(0, 6).join("\n  ")}`,
     );
 }
 
@@ -140,13 +153,18 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
   try {
     const orders = await someOrders(ctx);
     const sample = probes(ctx, orders);
-    await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute, ...(against ? [against.service] : [])], sample);
-    ctx.say(`reads: all contenders answered ${sample.length} requests (lists, details, other tenants' ids) exactly as the façade`);
+    await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute, ...(against ? [against.service] : [])], sample, FIRST_API_VERSION);
+    // The baselines answer the first version only; in the latest, the façade is the reference for another build.
+    await sameAnswers(ctx.api, against ? [against.service] : [], inLatest(sample), LATEST_API_VERSION);
+    ctx.say(
+      `reads: all contenders answered ${sample.length} requests (lists, details, other tenants' ids) exactly as the façade, in ${FIRST_API_VERSION}${against ? ` and ${LATEST_API_VERSION}` : ""}; the façade answered them in ${LATEST_API_VERSION} when asked`,
+    );
     const routes = readRoutes(ctx, orders).map((r) => ({ ...r, goal: GOALS[r.short] }));
     for (const route of routes) {
       ctx.say(`${route.name}: ${route.targets.length} distinct requests over ${ctx.tenants.length} tenants`);
       const contenders: Contender[] = [
         { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets, service: ctx.api },
+        { name: FACADE_LATEST, baseUrl: ctx.api.baseUrl, targets: inLatest(route.targets), service: ctx.api },
         { name: SQL_JSON, baseUrl: sqlJson.baseUrl, targets: route.targets, service: sqlJson },
         { name: JS_JSON, baseUrl: jsJson.baseUrl, targets: route.targets, service: jsJson },
         { name: FASTIFY, baseUrl: fastify.baseUrl, targets: route.targets, service: fastify },
@@ -161,6 +179,11 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
         ctx.say(`  ${c.name}: CPU ${cpuText(r)}/req, ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}, failures ${r.failures}`);
       }
       const ours = results.get("façade");
+      const latest = results.get(FACADE_LATEST);
+      if (ours && latest)
+        notes.push(
+          `${route.short}: ${LATEST_API_VERSION} costs ${fmt.ratio(cpuOf(latest) / cpuOf(ours))} ${FIRST_API_VERSION} (CPU ${cpuText(latest)} vs ${cpuText(ours)} per request; p50 ${fmt.ms(latest.p50)} vs ${fmt.ms(ours.p50)})`,
+        );
       const sql = results.get(SQL_JSON);
       const js = results.get(JS_JSON);
       const peer = results.get(FASTIFY);

@@ -1,9 +1,10 @@
 import autocannon from "autocannon";
 
-/** One request of a load: a path and whose token it carries. */
+/** One request of a load: a path, whose token it carries and any other headers (an `api-version`, say). */
 export interface Target {
   path: string;
   token: string;
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface LoadResult {
@@ -69,7 +70,7 @@ export function runLoad(opts: LoadOptions): Promise<Run> {
           {
             setupRequest: (req) => {
               const t = opts.targets[next++ % opts.targets.length];
-              return { ...req, method: "GET", path: t.path, headers: { ...req.headers, authorization: `Bearer ${t.token}` } };
+              return { ...req, method: "GET", path: t.path, headers: { ...req.headers, ...t.headers, authorization: `Bearer ${t.token}` } };
             },
           },
         ],
