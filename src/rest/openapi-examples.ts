@@ -94,7 +94,6 @@ const ANA = { id: CUSTOMER_ID, name: "Ana Souza", phone: "+55 11 91234-5678" };
 /** The delivery order of the examples: 51.90 + 56.40 + 13.00 = 121.30, plus an 8.50 fee. */
 const ORDER = {
   id: ORDER_ID,
-  displayId: "1042",
   orderNumber: 1042,
   status: "PENDING",
   type: "DELIVERY",
@@ -102,7 +101,6 @@ const ORDER = {
   deliveryFee: 8.5,
   discount: 0,
   total: 129.8,
-  totalAmount: 129.8,
   customer: ANA,
   deliveryAddress: ADDRESS,
   items: [
@@ -154,7 +152,6 @@ const CONFIRMED_DETAIL = {
 /** A PICKUP order for a new customer paying cash: 2 × (32.50 + 5.00) + 49.90 = 124.90. */
 const PICKUP_DETAIL = {
   id: PICKUP_ORDER_ID,
-  displayId: "1043",
   orderNumber: 1043,
   status: "PENDING",
   type: "PICKUP",
@@ -162,7 +159,6 @@ const PICKUP_DETAIL = {
   deliveryFee: 0,
   discount: 0,
   total: 124.9,
-  totalAmount: 124.9,
   customer: { id: NEW_CUSTOMER_ID, name: "Marcos Pereira", phone: "+55 11 97777-1234" },
   deliveryAddress: null,
   items: [
@@ -319,7 +315,7 @@ export function eventExample(type: string, sequence: number) {
 
 const CREATED_EVENT = envelope("order.created", 41, EVENT_ID, "2025-03-01T18:30:00.012Z");
 
-const page = (data: unknown[], next: string | null) => ({ data, pagination: { hasMore: next !== null, cursor: next, nextCursor: next } });
+const page = (data: unknown[], next: string | null) => ({ data, pagination: { hasMore: next !== null, nextCursor: next } });
 const one = (summary: string, value: unknown): Record<string, Example> => ({ default: { summary, value } });
 const notFound = (what: string, path: string, id: string): ProblemExample => ({
   summary: `No ${what} with this id in the token's store`,
@@ -706,7 +702,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     },
   },
   listWebhookEndpoints: {
-    response: one("The Application's one endpoint", [ENDPOINT]),
+    response: one("The Application's one endpoint", page([ENDPOINT], null)),
     problem: {
       summary: "A token without webhooks:manage",
       code: "INSUFFICIENT_SCOPE",
@@ -791,7 +787,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     },
   },
   listWebhookDeliveries: {
-    response: one("The newest delivery", [DELIVERY]),
+    response: one("The newest delivery", page([DELIVERY], null)),
     problem: {
       summary: "A status that is not a delivery status",
       code: "INVALID_REQUEST",
@@ -851,7 +847,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
         envelope("order.confirmed", 42, "cdf31695-e328-4b55-a993-a89a3010f7b4", T.confirmed),
         envelope("customer.created", 43, "d888088d-acdb-42e0-8aa1-4ccab213d709", "2025-03-01T19:02:44.322Z"),
       ],
-      pagination: { hasMore: true, cursor: "43", nextCursor: "43" },
+      pagination: { hasMore: true, nextCursor: "43" },
     }),
     problem: {
       summary: "An after that is not a sequence number",

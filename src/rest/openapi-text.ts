@@ -58,15 +58,14 @@ refused, \`Basic realm="partner-api"\` at the token endpoint, whose errors also 
 ## Decisions
 
 The rules below are part of this contract. Where it was published in more than one form, the service serves
-both forms (both order field families, both cursor names); where it left a point open, these rules settle it.
+one name per concept (\`orderNumber\` and \`total\` for orders, \`nextCursor\` for pages); where it left a point open, these rules settle it.
 
-- **Order fields, both families.** An order carries \`id\` (uuid) and both published field families:
-  \`displayId\` (string, e.g. \`"1042"\`) and \`orderNumber\` (integer 1042, a per-store sequence);
-  \`totalAmount\` and \`total\` (the same number); plus \`type\`, \`subtotal\`, \`deliveryFee\`, \`discount\`,
+- **Order fields.** An order carries \`id\` (uuid), \`orderNumber\` (integer 1042, a per-store sequence) and
+  \`total\`; plus \`type\`, \`subtotal\`, \`deliveryFee\`, \`discount\`,
   \`customer\`, \`deliveryAddress\`, \`items[]\`, \`payments[]\`, \`createdAt\`, \`updatedAt\`. The detail adds
   \`statusHistory[]\` (\`status\`, \`at\`, \`reason\`), \`scheduledFor\`, \`notes\` and \`cancellationReason\`.
-- **Pagination, both cursor names.** \`pagination\` has \`hasMore\`, \`cursor\` **and** \`nextCursor\`: both
-  are the id of the last returned item, and null when \`hasMore\` is false. Pass it back as \`cursor\`.
+- **Pagination.** \`pagination\` has \`hasMore\` and \`nextCursor\`:
+  the id of the last returned item, and null when \`hasMore\` is false. Pass it back as \`cursor\`.
 - **Default \`limit\` is 20.** \`limit\` must be an integer in 1..100; anything else is 400
   \`INVALID_REQUEST\` (never silently clamped).
 - **\`token_type\` is \`Bearer\`.** The Authorization scheme is matched case-insensitively (RFC 6750).
@@ -121,7 +120,7 @@ both forms (both order field families, both cursor names); where it left a point
   every attempt and replay. *(Extension to the contract)* An endpoint receives at most its \`rateLimit\`
   deliveries per second (default 50, 1 to 10000, set on registration or PATCH); deliveries over it wait for
   their turn and never fail for it. \`GET /public/v1/webhooks\` and \`GET /public/v1/webhooks/deliveries\` answer
-  JSON arrays, newest first; the next page's cursor travels in \`X-Next-Cursor\` and \`Link: <…>; rel="next"\`.
+  \`{ data, pagination }\` like every other list; the deliveries' next cursor also travels in \`X-Next-Cursor\` and \`Link: <…>; rel="next"\`.
   \`catalog.updated\` is aggregated over a 5 s window into one event per item and action.
 - **Rate limits.** Per store and per Application, by environment, over a sliding one-minute window:
   SANDBOX 100/min per store and 500/min per Application; PRODUCTION 600/min per store and 3000/min per

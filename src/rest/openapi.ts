@@ -14,7 +14,7 @@ import { authorizedRoutes, type AuthorizedRoute } from "./authorization.js";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 import { SelectionSchemas } from "./openapi-selection.js";
 import { API_CONTACT, API_DESCRIPTION, API_SUMMARY, API_TITLE, TAG_DESCRIPTIONS } from "./openapi-text.js";
-import { FIRST_API_VERSION, type ApiVersion } from "../platform/versions.js";
+import { FIRST_API_VERSION, LATEST_API_VERSION, type ApiVersion } from "../platform/versions.js";
 import { versionDocument } from "../modules/versions/render.js";
 import {
   HEADERS,
@@ -261,7 +261,7 @@ export function buildCodeOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl
     openapi: "3.1.0",
     info: {
       title: API_TITLE,
-      version: FIRST_API_VERSION,
+      version: LATEST_API_VERSION,
       summary: API_SUMMARY,
       description: API_DESCRIPTION,
       contact: { ...API_CONTACT, url: `${baseUrl}/docs` },

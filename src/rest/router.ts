@@ -170,11 +170,12 @@ export class RestRouter {
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseJsonBody(r.req, rawBody, this.services.config.JSON_MAX_DEPTH);
     const query = queryOf(r.searchParams);
+    // An older version's query in the newest version's terms, which the route's inputs declare.
+    versionRequest(version, route.operationId, query);
     // The operation's own inputs, which its GraphQL resolver checks too; here they also coerce query text and fill defaults.
     route.pathParams?.check(params);
     route.query?.check(query);
     route.body?.check(body ?? {});
-    versionRequest(version, route.operationId, query);
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
     const reads = this.services.reads;

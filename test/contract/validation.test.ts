@@ -19,7 +19,12 @@ import { ContractValidator } from "./support/validator.js";
 
 /** The route table as the router uses it: each row with who may call it, read off its GraphQL field. */
 const routes = authorizedRoutes(schema, routeRows);
-const validator = new ContractValidator(buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl));
+const doc = buildOpenApi(routes, schema, loadConfig({}).publicBaseUrl);
+const validator = new ContractValidator(doc);
+
+/** Whether the document (the tenants' version) declares the query parameter: an older version may take fewer. */
+const documentedQuery = (route: Route, name: string) =>
+  (doc.paths[route.path]?.[route.method.toLowerCase()]?.parameters ?? []).some((p) => p.in === "query" && p.name === name);
 
 let app: TestApp;
 let tenant: Tenant;
@@ -101,7 +106,7 @@ describe.each(withBody.map((r) => [r.operationId, r] as const))("%s: invalid bod
 const queryChecks = routes.flatMap((route) =>
   Object.entries(route.query?.properties ?? {})
     .map(([name, schema]) => ({ route, name, value: invalidText(schema) }))
-    .filter((c): c is { route: Route; name: string; value: string } => c.value !== undefined),
+    .filter((c): c is { route: Route; name: string; value: string } => c.value !== undefined && documentedQuery(route, c.name)),
 );
 
 // Top-level (not in a describe): a describe that finds no route to check would fail as empty.

@@ -30,6 +30,6 @@ it("the outbox takes exactly the events the registry publishes", () => {
 it("each event's data type follows its declared schema", () => {
   expectTypeOf(refusedPayloads).toBeFunction();
   expectTypeOf<EventData<"order.cancelled">>().toEqualTypeOf<{ orderId: string; status: "CANCELLED"; version: number; reason: string }>();
-  expectTypeOf<EventData<"customer.created">>().toEqualTypeOf<{ customerId: string; name: string; phone: string }>();
+  expectTypeOf<EventData<"customer.created">>().toEqualTypeOf<{ customerId: string; name: string; phone: string | null }>();
   expectTypeOf<EventData<"catalog.updated">>().toEqualTypeOf<{ action: "product.paused" | "product.activated"; itemId: string; itemType: "product" }>();
 });

@@ -361,4 +361,4 @@ export const orderCreatedData = (n = next()): EventData<"order.created"> => ({
 });
 
 /** A valid customer.created payload, likewise. */
-export const customerCreatedData = (n = next()): EventData<"customer.created"> => ({ customerId: randomUUID(), name: `Customer ${n}`, phone: "" });
+export const customerCreatedData = (n = next()): EventData<"customer.created"> => ({ customerId: randomUUID(), name: `Customer ${n}`, phone: null });

@@ -1,8 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { ChangedFields, type EventDeclaration, Uuid } from "../../platform/events/declaration.js";
 
-/** The published payload has a phone string: empty when the customer gave none (never null). */
-const customer = { customerId: Uuid(), name: Type.String(), phone: Type.String({ description: "Empty when the customer gave no phone" }) };
+/** The phone is null when the customer gave none (the first API version renders it as an empty string). */
+const customer = {
+  customerId: Uuid(),
+  name: Type.String(),
+  phone: Type.Union([Type.String(), Type.Null()], { description: "null when the customer gave no phone" }),
+};
 
 export const CUSTOMER_EVENTS = {
   "customer.created": {

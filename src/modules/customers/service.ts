@@ -22,7 +22,7 @@ export async function createCustomer(tx: Tx, storeId: string, input: CustomerFie
     phoneDigits: digits(input.phone),
     email: input.email ?? null,
   };
-  const created = { customerId: customer.id, name: customer.name, phone: customer.phone ?? "" };
+  const created = { customerId: customer.id, name: customer.name, phone: customer.phone };
   await emitEvents(tx, storeId, [{ type: "customer.created", data: created }], insertCustomer({ ...customer, at: new Date() }));
   return customer;
 }
@@ -39,7 +39,7 @@ export async function updateCustomer(tx: Tx, storeId: string, id: string, input:
   await emitEvent(tx, storeId, "customer.updated", {
     customerId: customer.id,
     name: customer.name,
-    phone: customer.phone ?? "",
+    phone: customer.phone,
     email: customer.email,
     changed: Object.keys(input).filter((k) => input[k as keyof CustomerFields] !== undefined),
   });

@@ -45,7 +45,7 @@ export const eventRoutes = [
     response: {
       description: "A page of events",
       component: "EventPage",
-      // The shared Pagination allows a null cursor (the other lists end with one); the feed's never is.
+      // The shared Pagination allows a null nextCursor (the other lists end with one); the feed's never is.
       body: (at) => ({
         type: "object",
         required: ["data", "pagination"],
@@ -54,8 +54,8 @@ export const eventRoutes = [
           pagination: {
             allOf: [at("events", "pagination")],
             type: "object",
-            required: ["cursor", "nextCursor"],
-            properties: { cursor: SEQUENCE_TEXT, nextCursor: SEQUENCE_TEXT },
+            required: ["nextCursor"],
+            properties: { nextCursor: SEQUENCE_TEXT },
           },
         },
       }),

@@ -15,10 +15,10 @@ const OrderItemFragment = graphql(`fragment OrderItem on OrderItem {
 
 const PaymentFragment = graphql(`fragment Payment on Payment { method status value changeFor }`);
 
-/** The list item: both published families of names (displayId/orderNumber, totalAmount/total), items and payments in full. */
+/** The list item: items and payments in full. */
 const OrderFragment = graphql(
   `fragment Order on Order {
-    id displayId orderNumber status type subtotal deliveryFee discount total totalAmount
+    id orderNumber status type subtotal deliveryFee discount total
     customer { ...OrderCustomer }
     deliveryAddress { ...Address }
     items { ...OrderItem }

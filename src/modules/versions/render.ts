@@ -4,8 +4,8 @@ import type { VersionChange, VersionedDocument } from "./change.js";
 import { V2026_12_01 } from "./2026-12-01.js";
 
 /**
- * Every version change, oldest first: the one place versions are applied. The code answers in the first version's
- * shape; a later version is that shape with each change up to it applied in this order.
+ * Every version change, oldest first: the one place versions are applied. The code answers in the newest version's
+ * shape; an older version is that shape with each change newer than it applied backwards, newest first.
  */
 export const VERSION_CHANGES: readonly VersionChange[] = [V2026_12_01];
 
@@ -13,20 +13,20 @@ for (const [i, change] of VERSION_CHANGES.entries()) {
   if (change.version !== API_VERSIONS[i + 1]) throw new Error(`version change ${i} is for ${change.version}, not ${API_VERSIONS[i + 1]}`);
 }
 
-/** The changes a request in `version` gets, in the order they apply. */
-export function changesUpTo(version: ApiVersion): readonly VersionChange[] {
-  return VERSION_CHANGES.filter((change) => atLeast(version, change.version));
+/** The changes newer than `version`, newest first: the order in which an answer is taken back to it. */
+export function changesAfter(version: ApiVersion): readonly VersionChange[] {
+  return VERSION_CHANGES.filter((change) => !atLeast(version, change.version)).reverse();
 }
 
-/** Checks or rewrites a request's query as its version's changes say, before the route reads it. */
+/** Rewrites a request's query of `version` into the newest version's (oldest change first), before the route reads it. */
 export function versionRequest(version: ApiVersion, operationId: string, query: Record<string, unknown>): void {
-  for (const change of changesUpTo(version)) change.requests?.[operationId]?.(query);
+  for (const change of [...changesAfter(version)].reverse()) change.requests?.[operationId]?.(query);
 }
 
 /** An event's `data` in `version`. */
 export function versionEventData(version: ApiVersion, type: string, data: unknown): unknown {
   let out = data;
-  for (const change of changesUpTo(version)) {
+  for (const change of changesAfter(version)) {
     const transform = change.events?.[type];
     if (transform && isRecord(out)) out = transform(out);
   }
@@ -125,23 +125,6 @@ function media(holder: JsonSchema | undefined): JsonSchema | undefined {
   return members(holder?.content)["application/json"];
 }
 
-/** The fields later versions add, by component: answers and documents of `version` leave them out. */
-function hiddenIn(version: ApiVersion): Record<string, string[]> {
-  const hidden: Record<string, string[]> = {};
-  for (const change of VERSION_CHANGES) {
-    if (atLeast(version, change.version)) continue;
-    for (const [name, fields] of Object.entries(change.added ?? {})) hidden[name] = [...(hidden[name] ?? []), ...fields];
-  }
-  return hidden;
-}
-
-/** A copy without some keys; a plain loop, as it may run on every item of a page. */
-function without(value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) if (!names.includes(key)) out[key] = value[key];
-  return out;
-}
-
 type Step = { components: Map<string, Rewrite>; operations: NonNullable<VersionChange["operations"]> };
 
 /** One step of rendering compiled per operation against a document: its component rewrites and operation rewrites. */
@@ -163,27 +146,23 @@ function compileStep(
 }
 
 /**
- * Renders success bodies in a version: first the fields added after it are left out, then each change up to it is
- * applied, compiled against the document of the version before it, so a body is walked only where a change applies.
+ * Renders success bodies in a version: each change newer than it is applied, newest first, compiled against the
+ * document of the change's own version, so a body is walked only where a change applies. The newest version has
+ * no step: its answers pass through as the code gave them.
  */
 export class VersionedResponses {
   private readonly steps: Step[] = [];
 
-  /** `code` is the OpenAPI document of the shape the code answers in (buildOpenApi's before any version). */
+  /** `code` is the OpenAPI document of the shape the code answers in (buildCodeOpenApi's, the newest version's). */
   constructor(
     code: VersionedDocument,
     readonly version: ApiVersion,
   ) {
-    const hidden = Object.entries(hiddenIn(version));
-    if (hidden.length) {
-      const rewrites = Object.fromEntries(hidden.map(([name, fields]) => [name, (value: Record<string, unknown>) => without(value, fields)]));
-      this.steps.push(compileStep(code, rewrites, {}));
-    }
-    let before = code;
-    for (const change of changesUpTo(version)) {
+    let current = code;
+    for (const change of changesAfter(version)) {
       this.steps.push(
         compileStep(
-          before,
+          current,
           {
             ...change.components,
             // The feed's events are rendered in the request's version; a delivery's payload is not: it shows what its
@@ -195,9 +174,9 @@ export class VersionedResponses {
           change.operations ?? {},
         ),
       );
-      const after = structuredClone(before);
-      change.openapi(after);
-      before = after;
+      const before = structuredClone(current);
+      change.openapi(before);
+      current = before;
     }
   }
 
@@ -253,9 +232,8 @@ export function versionList(lifecycles: VersionLifecycles): VersionInfo[] {
 }
 
 /**
- * The OpenAPI document of `version`, from the document of the shape the code answers in (a copy of it): without
- * the fields later versions add, with each change's delta up to `version` applied in order, and its examples
- * rendered in the version as answers and deliveries are.
+ * The OpenAPI document of `version`, from the document of the shape the code answers in (a copy of it): with each
+ * newer change's delta applied, newest first, and its examples rendered in the version as answers and deliveries are.
  */
 export function versionDocument<Doc extends VersionedDocument>(code: Doc, version: ApiVersion): Doc {
   const doc = structuredClone(code);
@@ -276,13 +254,7 @@ export function versionDocument<Doc extends VersionedDocument>(code: Doc, versio
       example.value = versionEnvelope(version, example.value);
     }
   }
-  for (const [name, fields] of Object.entries(hiddenIn(version))) {
-    const schema = doc.components.schemas[name];
-    if (!schema) throw new Error(`a version change adds fields to ${name}, which the OpenAPI document does not have`);
-    schema.properties = without(members(schema.properties), fields);
-    if (Array.isArray(schema.required)) schema.required = schema.required.filter((field) => !fields.includes(String(field)));
-  }
-  for (const change of changesUpTo(version)) change.openapi(doc);
+  for (const change of changesAfter(version)) change.openapi(doc);
   doc.info.version = version;
   return doc;
 }

@@ -1,11 +1,12 @@
 import { FIRST_API_VERSION, isApiVersion } from "../../platform/versions.js";
+import type { GraphQLResolveInfo } from "graphql";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import type DataLoader from "dataloader";
 import { batchStatements } from "../../platform/db/batch.js";
 import { builder } from "../../platform/schema/builder.js";
 import { storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import type { Page } from "../../platform/schema/pagination.js";
+import { paginate, type Page } from "../../platform/schema/pagination.js";
 import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import { forbidden, notFound } from "../../platform/errors.js";
 import { idPath } from "../../platform/schemas.js";
@@ -14,12 +15,13 @@ import {
   adminFilterInput,
   createWebhookEndpointInput,
   deliveryIdPath,
+  listWebhookEndpointsInput,
   MAX_ENDPOINT_RATE,
   recoverWebhookDeliveriesInput,
   backfillWebhookEndpointInput,
   updateWebhookEndpointInput,
 } from "./schemas.js";
-import { UUID_TEXT } from "../../platform/schema/fields.js";
+import { pageType, PaginationRef, UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, idleDrill, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
 import { requestRecovery, type RecoverResult } from "./recover.js";
 import { requestBackfill, type BackfillResult } from "./backfill.js";
@@ -267,6 +269,7 @@ const WebhookDelivery = builder.prismaObject("WebhookDelivery", {
 const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("WebhookDeliveryPage").implement({
   fields: (t) => ({
     data: t.field({ type: [WebhookDelivery], resolve: (p) => p.data }),
+    pagination: t.field({ type: PaginationRef, resolve: (p) => p.pagination }),
     hasMore: t.boolean({ resolve: (p) => p.pagination.hasMore }),
     nextCursor: t.string({
       nullable: true,
@@ -392,6 +395,32 @@ function listEndpoints(ctx: Context, scope: ListScope, status: WebhookEndpointSt
   });
 }
 
+const ENDPOINT_ORDER = [
+  { field: "createdAt", direction: "asc" },
+  { field: "id", direction: "asc" },
+] as const;
+
+/** One page of endpoints within a list's scope, oldest first: Query.webhookEndpointPage. */
+function pageEndpoints(
+  ctx: Context,
+  scope: ListScope,
+  args: { status?: WebhookEndpointStatus | null; limit?: number | null; cursor?: string | null },
+  info: GraphQLResolveInfo,
+) {
+  listWebhookEndpointsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
+  const where = { ...scope, ...(args.status ? { status: args.status } : {}) };
+  const query = queryFromInfo({ context: ctx, info, path: ["data"] });
+  return paginate({
+    limit: args.limit,
+    cursor: args.cursor,
+    sort: [...ENDPOINT_ORDER],
+    findCursor: (id) => ctx.db.webhookEndpoint.findFirst({ where: { id, ...scope }, select: { id: true, createdAt: true } }),
+    findMany: ({ after, orderBy, take }) => ctx.db.webhookEndpoint.findMany({ ...query, where: after ? { AND: [where, after] } : where, orderBy, take }),
+  });
+}
+
+const WebhookEndpointPage = pageType("WebhookEndpointPage", WebhookEndpoint);
+
 const deliveryListArgs = builder.args((t) => ({
   status: t.field({ type: WebhookDeliveryStatusEnum }),
   endpointId: t.id(),
@@ -425,6 +454,19 @@ builder.queryFields((t) => ({
     description: "Endpoints, oldest first. Administrators see every tenant's and may filter by storeId and applicationId.",
     args: { storeId: t.arg.id(), applicationId: t.arg.id(), status: t.arg({ type: WebhookEndpointStatusEnum }) },
     resolve: (query, _root, args, ctx) => listEndpoints(ctx, listScope(ctx, args), args.status, query),
+  }),
+  webhookEndpointPage: t.field({
+    type: WebhookEndpointPage,
+    authScopes: WEBHOOK_READ,
+    description: "Endpoints a page at a time, oldest first (the REST list): webhookEndpoints with limit and cursor.",
+    args: {
+      storeId: t.arg.id(),
+      applicationId: t.arg.id(),
+      status: t.arg({ type: WebhookEndpointStatusEnum }),
+      limit: t.arg.int({ description: "1..100, default 20" }),
+      cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
+    },
+    resolve: (_root, args, ctx, info) => pageEndpoints(ctx, listScope(ctx, args), args, info),
   }),
   webhookEndpoint: t.prismaField({
     type: WebhookEndpoint,

@@ -3,12 +3,14 @@ import {
   createWebhookEndpointInput,
   deliveryIdPath,
   listWebhookDeliveriesInput,
+  listWebhookEndpointsInput,
   recoverWebhookDeliveriesInput,
   backfillWebhookEndpointInput,
   updateWebhookEndpointInput,
 } from "./schemas.js";
 import { idPath } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
+import { PaginationFragment } from "../../platform/schema/fields.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
 
 /**
@@ -80,11 +82,16 @@ export const webhookRoutes = [
     path: "/public/v1/webhooks",
     tag: "Webhooks",
     summary: "List webhook endpoints",
-    document: graphql("query listWebhookEndpoints { webhookEndpoints { ...WebhookEndpoint } }", [WebhookEndpointFragment]),
-    variables: () => ({}),
-    respond: (data) => ({ body: data.webhookEndpoints }),
+    query: listWebhookEndpointsInput,
+    document: graphql(
+      `query listWebhookEndpoints($limit: Int, $cursor: String) {
+        webhookEndpointPage(limit: $limit, cursor: $cursor) { data { ...WebhookEndpoint } pagination { ...Pagination } } }`,
+      [WebhookEndpointFragment, PaginationFragment],
+    ),
+    variables: ({ query }, read) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
+    respond: (data) => ({ body: data.webhookEndpointPage }),
     status: 200,
-    response: { description: "Every endpoint of this application and store, oldest first", component: "WebhookEndpointList" },
+    response: { description: "A page of the endpoints of this application and store, oldest first", component: "WebhookEndpointList" },
   }),
   defineRoute({
     operationId: "listWebhookDeliveries",
@@ -97,8 +104,8 @@ export const webhookRoutes = [
     document: graphql(
       `query listWebhookDeliveries($status: WebhookDeliveryStatus, $endpointId: ID, $eventType: String, $limit: Int, $cursor: String) {
         webhookDeliveries(status: $status, endpointId: $endpointId, eventType: $eventType, limit: $limit, cursor: $cursor) {
-          data { ...WebhookDelivery } nextCursor } }`,
-      [WebhookDeliveryFragment],
+          data { ...WebhookDelivery } pagination { ...Pagination } } }`,
+      [WebhookDeliveryFragment, PaginationFragment],
     ),
     variables: ({ query }, read) => ({
       status: read.oneOf(WEBHOOK_DELIVERY_STATUSES, query.status),
@@ -107,12 +114,11 @@ export const webhookRoutes = [
       limit: read.number(query.limit),
       cursor: read.string(query.cursor),
     }),
-    respond: (data, { query }) => ({ body: data.webhookDeliveries.data, headers: nextPageHeaders(query, data.webhookDeliveries.nextCursor) }),
+    respond: (data, { query }) => ({ body: data.webhookDeliveries, headers: nextPageHeaders(query, data.webhookDeliveries.pagination.nextCursor) }),
     status: 200,
     response: {
       description: "A page of deliveries of this application and store",
       component: "WebhookDeliveryPage",
-      body: (at) => at("webhookDeliveries", "data"),
       headers: {
         "X-Next-Cursor": { description: "Cursor of the next page; absent on the last page", schema: { type: "string" } },
         Link: { description: 'RFC 8288 link to the next page with rel="next"; absent on the last page', schema: { type: "string" } },

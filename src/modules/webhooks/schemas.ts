@@ -1,6 +1,6 @@
 import { API_VERSIONS } from "../../platform/versions.js";
 import type { JsonSchema } from "../../platform/json.js";
-import { dateTime, nullable, uuid } from "../../platform/schemas.js";
+import { cursorParam, dateTime, limitParam, nullable, uuid } from "../../platform/schemas.js";
 import { defineBody, definePath, defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
@@ -135,6 +135,9 @@ export const listWebhookDeliveriesInput = defineQuery({
   limit: { type: "integer", minimum: 1, maximum: 100, default: 20 },
   cursor: { type: "string", description: "X-Next-Cursor of the previous page" },
 });
+
+/** The endpoints list, a page at a time like every other list. */
+export const listWebhookEndpointsInput = defineQuery({ limit: limitParam, cursor: cursorParam });
 
 /** A delivery's route parameter, and the `id` argument of its GraphQL fields (reported as `deliveryId`). */
 export const deliveryIdPath = definePath({ deliveryId: uuid });

@@ -19,16 +19,16 @@ export const MONEY = { jsonSchema: { "x-decimal-places": 2, description: "Amount
 export const UUID_TEXT = { jsonSchema: { format: "uuid" } };
 
 export const PaginationRef = builder.objectRef<Pagination>("Pagination").implement({
-  description: "Keyset pagination: pass nextCursor (or cursor, the same value) back as `cursor` for the next page.",
+  description: "Keyset pagination: pass nextCursor back as `cursor` for the next page.",
   fields: (t) => ({
     hasMore: t.exposeBoolean("hasMore"),
-    cursor: t.exposeString("cursor", { nullable: true, description: "Id of the last returned item; null on the last page." }),
-    nextCursor: t.exposeString("nextCursor", { nullable: true, description: "Same value as cursor (both published names)." }),
+    cursor: t.exposeString("cursor", { nullable: true, description: "Same value as nextCursor (the first API version's name for it)." }),
+    nextCursor: t.exposeString("nextCursor", { nullable: true, description: "Id of the last returned item; null on the last page." }),
   }),
 });
 
 /** The pagination block of every REST list (an OpenAPI component). */
-export const PaginationFragment = graphql(`fragment Pagination on Pagination { hasMore cursor nextCursor }`);
+export const PaginationFragment = graphql(`fragment Pagination on Pagination { hasMore nextCursor }`);
 
 /** A page wrapper type `<Name> { data: [Item!]! pagination: Pagination! }`, the shape of every REST list. */
 export function pageType<Shape extends { id: string }>(name: string, item: ObjectRef<(typeof builder)["$inferSchemaTypes"], Shape>) {

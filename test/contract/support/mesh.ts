@@ -22,6 +22,8 @@ import {
   type GraphQLSchema,
 } from "graphql";
 
+import { LATEST_API_VERSION } from "../../../src/platform/versions.js";
+
 export const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 const MESH_DIR = join(ROOT, "mesh");
 const BUILT = join(MESH_DIR, ".mesh");
@@ -30,7 +32,7 @@ const STAMP = join(BUILT, "built-from.sha256");
 /** What the built mesh depends on: the document, the mesh config and its transform. */
 function inputsHash(): string {
   const hash = createHash("sha256");
-  for (const file of ["schema/openapi.json", "mesh/.meshrc.yaml", "mesh/response-view.ts"]) hash.update(readFileSync(join(ROOT, file)));
+  for (const file of [`schema/openapi-${LATEST_API_VERSION}.json`, "mesh/.meshrc.yaml", "mesh/response-view.ts"]) hash.update(readFileSync(join(ROOT, file)));
   return hash.digest("hex");
 }
 
