@@ -13,14 +13,16 @@ for (const [i, change] of VERSION_CHANGES.entries()) {
   if (change.version !== API_VERSIONS[i + 1]) throw new Error(`version change ${i} is for ${change.version}, not ${API_VERSIONS[i + 1]}`);
 }
 
-/** The changes newer than `version`, newest first: the order in which an answer is taken back to it. */
-export function changesAfter(version: ApiVersion): readonly VersionChange[] {
-  return VERSION_CHANGES.filter((change) => !atLeast(version, change.version)).reverse();
+/** The changes newer than each version, newest first: the order in which an answer is taken back to it. */
+const NEWER = new Map(API_VERSIONS.map((version) => [version, VERSION_CHANGES.filter((change) => !atLeast(version, change.version)).reverse()]));
+
+function changesAfter(version: ApiVersion): readonly VersionChange[] {
+  return NEWER.get(version) ?? [];
 }
 
 /** Rewrites a request's query of `version` into the newest version's (oldest change first), before the route reads it. */
 export function versionRequest(version: ApiVersion, operationId: string, query: Record<string, unknown>): void {
-  for (const change of [...changesAfter(version)].reverse()) change.requests?.[operationId]?.(query);
+  for (const change of changesAfter(version).toReversed()) change.requests?.[operationId]?.(query);
 }
 
 /** An event's `data` in `version`. */
