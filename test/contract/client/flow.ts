@@ -26,7 +26,7 @@ export interface FlowResult {
   orderIds: string[];
   pagedOrderIds: string[];
   cancellation: Schemas["OrderDetail"];
-  endpoints: Schemas["WebhookEndpointList"];
+  endpoints: Schemas["WebhookEndpoint"][];
   events: Schemas["WebhookEvent"][];
 }
 
@@ -103,7 +103,7 @@ export async function partnerFlow(input: FlowInput): Promise<FlowResult> {
     "create webhook",
   );
   if (!endpoint.secret.startsWith("whsec_")) throw new Error("the endpoint's secret is not a whsec_ secret");
-  const endpoints = ok(await client.GET("/public/v1/webhooks"), "list webhooks");
+  const endpoints = ok(await client.GET("/public/v1/webhooks"), "list webhooks").data;
 
   // The event feed, read to its end: each item's data is typed by its eventType.
   const events: Schemas["WebhookEvent"][] = [];
