@@ -57,7 +57,11 @@ describe("an operation added as a field and a row with its method and path", () 
       required: true,
       content: {
         "application/json": {
-          schema: { type: "object", required: ["label"], properties: { label: { type: "string", minLength: 1, maxLength: 40, description: "What the kitchen prints" } } },
+          schema: {
+            type: "object",
+            required: ["label"],
+            properties: { label: { type: "string", minLength: 1, maxLength: 40, description: "What the kitchen prints" } },
+          },
         },
       },
     });
