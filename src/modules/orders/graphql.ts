@@ -17,7 +17,7 @@ import type { Order as OrderRow, OrderStatus, Prisma, Tx } from "../../platform/
 import { changeOrderStatus, createOrder, PAYMENT_METHODS, PAYMENT_STATUSES } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
-import { decodeOrderTree, type OrderTree, type OrderTreeTuple } from "./tree.js";
+import { decodeOrderTree, type OrderTree } from "./tree.js";
 
 /** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
 
@@ -167,8 +167,8 @@ const TREE_RELATIONS = new Set(["customer", "items", "payments", "statusHistory"
 const ITEMS_WITH_ADDITIONALS = { ...ITEMS_QUERY, include: { additionals: ADDITIONALS_QUERY } };
 
 async function loadTrees(db: Tx, sql: Prisma.Sql): Promise<OrderTree[]> {
-  // The statement's one column is an OrderTreeTuple (tree.ts builds both).
-  const rows = await db.$queryRaw<{ order: OrderTreeTuple }[]>(sql);
+  // The statement's one column is an order tree, which decodeOrderTree checks as it reads it (tree.ts builds both).
+  const rows = await db.$queryRaw<{ order: unknown }[]>(sql);
   return rows.map((r) => decodeOrderTree(r.order));
 }
 
