@@ -19,7 +19,8 @@ import {
 } from "../modules/admin/operations.js";
 import { createPortalLink } from "../modules/admin/portal-links.js";
 import type { Services } from "../platform/services.js";
-import { deliveryAttempts, findDelivery, listDeliveries, requestReplays } from "../modules/webhooks/deliveries.js";
+import { deliveryAttempts, deliveryListInput, findDelivery, listDeliveries, requestReplays } from "../modules/webhooks/deliveries.js";
+import { checkParts } from "../platform/validate.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ADMIN_ROLES } from "../platform/auth/admin-keys.js";
 import type { AdminRole, Db, Environment, WebhookDeliveryStatus } from "../platform/db/prisma.js";
@@ -280,16 +281,15 @@ const commands: Record<string, Command> = {
     run: async (db, f) => {
       const store = optional(f, "store");
       const status: WebhookDeliveryStatus | undefined = optional(f, "status") ? oneOf(f, "status", WEBHOOK_DELIVERY_STATUSES) : undefined;
-      const page = await listDeliveries(
-        db,
-        { scope: store ? { storeId: (await storeOf(db, store)).id } : {}, status, endpointId: optional(f, "endpoint") },
-        { limit: positiveInt(f, "limit"), cursor: optional(f, "cursor") },
-      );
-      const lines = page.data.map(
+      const filter = { status, endpointId: optional(f, "endpoint") };
+      const page = { limit: positiveInt(f, "limit"), cursor: optional(f, "cursor") };
+      checkParts(deliveryListInput, deliveryListInput.json({ ...filter, ...page }));
+      const deliveries = await listDeliveries(db, { scope: store ? { storeId: (await storeOf(db, store)).id } : {}, ...filter }, page);
+      const lines = deliveries.data.map(
         (d) => `${d.id}  ${d.status.padEnd(11)}  ${String(d.httpStatus ?? "-").padEnd(3)}  ${d.attempts} att  ${d.eventType}  endpoint ${d.endpointId}`,
       );
-      if (page.pagination.nextCursor) lines.push(`(more: --cursor ${page.pagination.nextCursor})`);
-      return { json: page, text: lines.join("\n") || "(no deliveries)" };
+      if (deliveries.pagination.nextCursor) lines.push(`(more: --cursor ${deliveries.pagination.nextCursor})`);
+      return { json: deliveries, text: lines.join("\n") || "(no deliveries)" };
     },
   },
   "inspect-delivery": {

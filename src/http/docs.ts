@@ -69,7 +69,8 @@ export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSche
   let redoc: Buffer | null = null;
 
   return {
-    handles: (path) => path === OPENAPI_PATH || path === VERSIONS_PATH || path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`),
+    // The document and the version list are platform routes (src/rest/platform-routes.ts), dispatched to `handle` by their rows.
+    handles: (path) => path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`),
     handle(method, url, res) {
       const path = url.pathname;
       if (method !== "GET") throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET" });

@@ -18,7 +18,7 @@ import { send } from "../platform/http/response.js";
 import { Admission } from "./admission.js";
 import { oauthErrorOf } from "../platform/auth/oauth-errors.js";
 import { handlePortalLinkExchange, handleTokenRequest, TOKEN_PATH } from "./token.js";
-import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
+import { PLATFORM_ROUTES } from "../rest/platform-routes.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { checkJsonDepth, declaresTooLarge, parseJsonBody, requestBody } from "../platform/http/body.js";
@@ -128,6 +128,41 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     }
   }
 
+  const addressOf = (req: IncomingMessage) => sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
+  /** The platform routes' handlers (their rows are src/rest/platform-routes.ts), by operationId. */
+  const handlers: Record<string, PlatformHandler> = {
+    createToken: (req, res, _url, seen) => {
+      const address = addressOf(req);
+      return admitted(req, res, () =>
+        handleTokenRequest(services, req, res, {
+          admit: (clientId) => {
+            seen.tokenClientId = clientId;
+            return limits.token(res, clientId, address);
+          },
+          failed: () => limits.tokenFailed(address),
+        }),
+      );
+    },
+    exchangePortalLink: (req, res, _url, seen) => {
+      const address = addressOf(req);
+      return admitted(req, res, () =>
+        handlePortalLinkExchange(
+          services,
+          req,
+          res,
+          { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
+          (clientId) => {
+            seen.tokenClientId = clientId;
+          },
+        ),
+      );
+    },
+    getJwks: (_req, res) => send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" }),
+    getOpenApiDocument: (req, res, url) => docs.handle(req.method ?? "GET", url, res),
+    listApiVersions: (req, res, url) => docs.handle(req.method ?? "GET", url, res),
+  };
+  const platform = platformRoutes(handlers);
+
   /** `seen` is what the request showed of its caller, for the request's log line. */
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: Caller): Promise<void> {
     const method = req.method ?? "GET";
@@ -150,41 +185,14 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       }
       return send(res, 200, { status: "ready" });
     }
-    if (path === "/.well-known/jwks.json") {
-      only("GET");
-      return send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" });
+    const own = platform.get(path);
+    if (own) {
+      only(own.method);
+      return own.handle(req, res, url, seen);
     }
     if (path === "/metrics") {
       only("GET");
       return metrics.handle(req, res, config.METRICS_TOKEN);
-    }
-    if (path === TOKEN_PATH) {
-      only("POST");
-      const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
-      return admitted(req, res, () =>
-        handleTokenRequest(services, req, res, {
-          admit: (clientId) => {
-            seen.tokenClientId = clientId;
-            return limits.token(res, clientId, address);
-          },
-          failed: () => limits.tokenFailed(address),
-        }),
-      );
-    }
-    if (path === PORTAL_LINK_EXCHANGE_PATH) {
-      only("POST");
-      const address = sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
-      return admitted(req, res, () =>
-        handlePortalLinkExchange(
-          services,
-          req,
-          res,
-          { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
-          (clientId) => {
-            seen.tokenClientId = clientId;
-          },
-        ),
-      );
     }
     if (path === "/graphql") {
       if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
@@ -306,6 +314,22 @@ function graphqlBody(text: string, parsed: unknown): Record<string, unknown> | s
     ]);
   }
   return Object.keys(parsed).length === 0 ? text : parsed;
+}
+
+/** What answers a platform route: its handler, given what the request showed of its caller so far. */
+type PlatformHandler = (req: IncomingMessage, res: ServerResponse, url: URL, seen: Caller) => Promise<void> | void;
+
+/** The platform routes by path, each with its handler; a row without one, or a handler without a row, stops the start. */
+function platformRoutes(handlers: Record<string, PlatformHandler>): Map<string, { method: string; handle: PlatformHandler }> {
+  const rows = new Map(PLATFORM_ROUTES.map((row) => [row.operationId, row]));
+  for (const id of Object.keys(handlers)) if (!rows.has(id)) throw new Error(`platform handler ${id} has no row`);
+  return new Map(
+    PLATFORM_ROUTES.map((row) => {
+      const handle = handlers[row.operationId];
+      if (!handle) throw new Error(`platform route ${row.operationId} has no handler`);
+      return [row.path, { method: row.method, handle }];
+    }),
+  );
 }
 
 export function listen(server: Server, port: number, host: string): Promise<number> {

@@ -1,6 +1,5 @@
 import type { DocumentNode } from "graphql";
 import type { PartnerPrincipal } from "./auth/principal.js";
-import type { OperationInput } from "./validate.js";
 import type { TadaDocumentNode } from "./schema/typed.js";
 import { isRecord, type JsonSchema } from "./json.js";
 
@@ -38,8 +37,8 @@ export interface ResponseSpec {
 }
 
 /**
- * What a route declares besides its operation: path, inputs and the HTTP answer. Who may call it is its GraphQL
- * field's `authScopes`, read by src/rest/authorization.ts.
+ * What a route declares besides its operation: its path and the HTTP answer. Who may call it and what its input is
+ * are its GraphQL field's (`authScopes` and `input`), read by src/rest/authorization.ts.
  */
 interface RouteSpec {
   operationId: string;
@@ -49,10 +48,6 @@ interface RouteSpec {
   tag: string;
   summary: string;
   description?: string;
-  /** The operation's inputs (./validate.ts), which its GraphQL resolver checks with too. */
-  pathParams?: OperationInput;
-  query?: OperationInput;
-  body?: OperationInput;
   /** Whether the route takes Idempotency-Key (default: POST, PUT and PATCH do). */
   acceptsIdempotencyKey?: boolean;
   status: number;
@@ -123,7 +118,7 @@ export interface InputReaders {
 }
 
 /**
- * The router's readers: the route's JSON Schemas have checked each value's type before `variables` runs;
+ * The router's readers: the field's input validators have checked each value's type before `variables` runs;
  * these narrow it for tsc by testing it, not by asserting it.
  */
 export const checkedReaders: InputReaders = {

@@ -2,6 +2,12 @@ import { Kind, type DocumentNode, type GraphQLSchema } from "graphql";
 import { isScope, type Scope } from "../platform/auth/scopes.js";
 import { isRecord } from "../platform/json.js";
 import type { Route } from "../platform/route.js";
+import { declaredParts, type OperationInput } from "../platform/validate.js";
+
+/*
+ * What a route row does not say, read off the GraphQL field its document selects: who may call it and what its input
+ * is. The router decides and checks with these, and the OpenAPI document prints them.
+ */
 
 /** Who among partner tokens may call a route: read off its GraphQL field, never written on the row. */
 export interface PartnerRule {
@@ -11,7 +17,14 @@ export interface PartnerRule {
   sandboxOnly: boolean;
 }
 
-export type AuthorizedRoute = Route & PartnerRule;
+/** The validators of a route's path, query and body: its field's `input` option (src/platform/validate.ts). */
+export interface RouteInputs {
+  pathParams?: OperationInput;
+  query?: OperationInput;
+  body?: OperationInput;
+}
+
+export type AuthorizedRoute = Route & PartnerRule & RouteInputs;
 
 /**
  * The partner's part of a field's `authScopes` (Pothos keeps the field's options in its extensions): a field
@@ -28,19 +41,24 @@ function fieldRule(authScopes: unknown, where: string): PartnerRule {
   throw new Error(`${where}: no partner token may use it, or its rule mixes a scope with sandbox`);
 }
 
-/** The rule of the operation's root fields, which must all agree: a route answers with one 403 or none. */
-export function partnerRule(schema: GraphQLSchema, document: DocumentNode, operationId: string): PartnerRule {
-  const rules: PartnerRule[] = [];
+/** The Pothos options of each root field a document selects (Pothos keeps them in the field's extensions), by name. */
+export function rootFieldOptions(schema: GraphQLSchema, document: DocumentNode): { name: string; options: Record<string, unknown> }[] {
+  const fields: { name: string; options: Record<string, unknown> }[] = [];
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
     const root = schema.getRootType(definition.operation);
     for (const selection of definition.selectionSet.selections) {
       if (selection.kind !== Kind.FIELD || selection.name.value.startsWith("__")) continue;
-      const field = root?.getFields()[selection.name.value];
-      const options = field?.extensions.pothosOptions;
-      rules.push(fieldRule(isRecord(options) ? options.authScopes : undefined, `${operationId} (${selection.name.value})`));
+      const options = root?.getFields()[selection.name.value]?.extensions.pothosOptions;
+      fields.push({ name: selection.name.value, options: isRecord(options) ? options : {} });
     }
   }
+  return fields;
+}
+
+/** The rule of the operation's root fields, which must all agree: a route answers with one 403 or none. */
+export function partnerRule(schema: GraphQLSchema, document: DocumentNode, operationId: string): PartnerRule {
+  const rules = rootFieldOptions(schema, document).map(({ name, options }) => fieldRule(options.authScopes, `${operationId} (${name})`));
   const [first, ...rest] = rules;
   if (!first) throw new Error(`${operationId}: its document selects no field`);
   if (rest.some((r) => r.scope !== first.scope || r.sandboxOnly !== first.sandboxOnly))
@@ -48,6 +66,14 @@ export function partnerRule(schema: GraphQLSchema, document: DocumentNode, opera
   return first;
 }
 
-/** The route table with each row's rule attached, as the router and the OpenAPI document use it. */
+/** The input of the one root field of the document that declares one (none: the operation takes no input). */
+export function routeInputs(schema: GraphQLSchema, document: DocumentNode, operationId: string): RouteInputs {
+  const declared = rootFieldOptions(schema, document).flatMap(({ options }) => declaredParts(options.input) ?? []);
+  if (declared.length > 1) throw new Error(`${operationId}: more than one of its root fields declares an input`);
+  const { path, query, body } = declared[0] ?? {};
+  return { pathParams: path, query, body };
+}
+
+/** The route table with each row's rule and inputs attached, as the router and the OpenAPI document use it. */
 export const authorizedRoutes = (schema: GraphQLSchema, routes: Route[]): AuthorizedRoute[] =>
-  routes.map((route) => ({ ...route, ...partnerRule(schema, route.document, route.operationId) }));
+  routes.map((route) => ({ ...route, ...partnerRule(schema, route.document, route.operationId), ...routeInputs(schema, route.document, route.operationId) }));

@@ -5,15 +5,16 @@ import { DELIVERED_EVENTS } from "../modules/events/types.js";
 import { WEBHOOK_EVENT_COMPONENT } from "../platform/events/declaration.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
 import { USER_AGENT } from "../modules/webhooks/message.js";
-import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { exchangePortalLinkInput } from "../modules/admin/schemas.js";
 import type { JsonSchema } from "../platform/json.js";
 import { STATUS_CODES } from "node:http";
 import { OAUTH_ERRORS } from "../platform/auth/oauth-errors.js";
+import { PLATFORM_ROUTES, type PlatformRoute } from "./platform-routes.js";
 
 /**
  * The parts of the OpenAPI document that are not rows of the route table: problem details, shared headers,
- * the security schemes, the token and JWKS endpoints, and the webhook events the service sends.
+ * the security schemes, the platform routes' operations (rendered from their rows, ./platform-routes.ts), and the
+ * webhook events the service sends.
  */
 
 export const ref = (kind: "schemas" | "parameters" | "headers" | "responses", name: string): JsonSchema => ({
@@ -312,146 +313,46 @@ function tokenProblems(statuses: number[]): Record<string, JsonSchema> {
   );
 }
 
-/** Operations served outside the route table; `first` ones precede the route table in the document. */
-export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first: boolean; operation: JsonSchema }[] = [
-  {
-    path: "/partner/auth/token",
-    first: true,
-    method: "post",
-    operation: {
-      operationId: "createToken",
-      tags: ["Authentication"],
-      summary: "Exchange client credentials for an access token",
-      description:
-        "OAuth 2.0 client credentials grant. Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
-      security: [{}, { clientBasic: [] }],
-      parameters: [ref("parameters", "XRequestId")],
-      requestBody: {
-        required: true,
-        content: {
-          "application/json": { schema: ref("schemas", "TokenRequest") },
-          "application/x-www-form-urlencoded": { schema: ref("schemas", "TokenRequest") },
-        },
-      },
-      responses: {
-        "200": {
-          description: "The access token",
-          headers: {
-            "X-Request-Id": ref("headers", "XRequestId"),
-            "Cache-Control": { description: "`no-store`: never cache a token response", schema: { type: "string" } },
-          },
-          content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
-        },
-        ...tokenProblems([400, 401, 403, 413, 415, 429, 500, 503]),
-      },
-    },
-  },
-  {
-    path: PORTAL_LINK_EXCHANGE_PATH,
-    first: true,
-    method: "post",
-    operation: {
-      operationId: "exchangePortalLink",
-      tags: ["Authentication"],
-      summary: "Exchange a portal link for an access token (extension to the contract)",
-      description:
-        "Extension to the contract. The partner portal (`/portal`) signs in with a one-time link an administrator made for an Application on a store " +
-        "(GraphQL `createPortalLink` or `npm run admin -- create-portal-link`): the link's secret travels in its URL fragment, which never reaches " +
-        "a server log or a Referer, and the page sends it here. The answer is the token endpoint's, for that Application and store. A link signs " +
-        "in once and until it expires: an unknown, used or expired link is 401 INVALID_TOKEN saying which, and counts toward the token endpoint's " +
-        "failure limit of the source address; a link whose grant was revoked or whose Application was disabled since is 403 FORBIDDEN. " +
-        "This is the only route that exists for the portal alone: everything else the portal does is a documented route of this API.",
-      security: [],
-      parameters: [ref("parameters", "XRequestId")],
-      requestBody: { required: true, content: { "application/json": { schema: ref("schemas", "PortalLinkExchange") } } },
-      responses: {
-        "200": {
-          description: "The access token",
-          headers: {
-            "X-Request-Id": ref("headers", "XRequestId"),
-            "Cache-Control": { description: "`no-store`: never cache a token response", schema: { type: "string" } },
-          },
-          content: { "application/json": { schema: ref("schemas", "TokenResponse") } },
-        },
-        ...problems([400, 401, 403, 413, 415, 429, 500, 503]),
-      },
-    },
-  },
-  {
-    path: "/.well-known/jwks.json",
-    first: true,
-    method: "get",
-    operation: {
-      operationId: "getJwks",
-      tags: ["Authentication"],
-      summary: "Public keys that verify access tokens",
-      description: "JSON Web Key Set (RFC 7517). Pick the key by the token header's `kid`; refetch on an unknown `kid` (keys rotate).",
-      security: [],
-      parameters: [ref("parameters", "XRequestId")],
-      responses: {
-        "200": {
-          description: "The key set",
-          headers: { "X-Request-Id": ref("headers", "XRequestId") },
-          content: { "application/json": { schema: ref("schemas", "JsonWebKeySet") } },
-        },
-        ...problems([500]),
-      },
-    },
-  },
-  {
-    path: "/public/v1/openapi.json",
-    first: false,
-    method: "get",
-    operation: {
-      operationId: "getOpenApiDocument",
-      tags: ["Contract"],
-      summary: "This OpenAPI 3.1 document",
-      description: "No token needed. The reference page at `/docs` renders it. Without `version`, the latest version's document.",
-      security: [],
-      parameters: [
-        {
-          name: "version",
-          in: "query",
-          required: false,
-          description: "The API version whose document to answer; an unknown one is 400 INVALID_API_VERSION",
-          schema: { type: "string", enum: [...API_VERSIONS] },
-        },
-        ref("parameters", "XRequestId"),
-      ],
-      responses: {
-        "200": {
-          description: "The document",
-          headers: { "X-Request-Id": ref("headers", "XRequestId") },
-          content: { "application/json": { schema: ref("schemas", "OpenApiDocument") } },
-        },
-        ...problems([400, 500]),
-      },
-    },
-  },
-  {
-    path: "/public/v1/versions",
-    first: false,
-    method: "get",
-    operation: {
-      operationId: "listApiVersions",
-      tags: ["Contract"],
-      summary: "The API versions (extension to the contract)",
-      description:
-        "No token needed. Newest first, each with its status, release date, what it changed, and for a deprecated one when it was " +
-        "deprecated and (once set) its sunset date.",
-      security: [],
-      parameters: [ref("parameters", "XRequestId")],
-      responses: {
-        "200": {
-          description: "The versions",
-          headers: { "X-Request-Id": ref("headers", "XRequestId") },
-          content: { "application/json": { schema: ref("schemas", "ApiVersionList") } },
-        },
-        ...problems([500]),
-      },
-    },
-  },
-];
+/** A platform route's OpenAPI operation, from its row. */
+function platformOperation(route: PlatformRoute): JsonSchema {
+  const parameters: JsonSchema[] = Object.entries(route.query ?? {}).map(([name, { description, ...schema }]) => ({
+    name,
+    in: "query",
+    required: false,
+    ...(description ? { description } : {}),
+    schema,
+  }));
+  parameters.push(ref("parameters", "XRequestId"));
+  const headers: JsonSchema = { "X-Request-Id": ref("headers", "XRequestId") };
+  if (route.response.noStore) headers["Cache-Control"] = { description: "`no-store`: never cache a token response", schema: { type: "string" } };
+  const client = route.caller === "client";
+  const operation: JsonSchema = {
+    operationId: route.operationId,
+    tags: [route.tag],
+    summary: route.summary,
+    description: route.description,
+    security: client ? [{}, { clientBasic: [] }] : [],
+    parameters,
+  };
+  const { body } = route;
+  if (body) {
+    const media = body.form ? ["application/json", "application/x-www-form-urlencoded"] : ["application/json"];
+    operation.requestBody = { required: true, content: Object.fromEntries(media.map((type) => [type, { schema: ref("schemas", body.component) }])) };
+  }
+  operation.responses = {
+    "200": { description: route.response.description, headers, content: { "application/json": { schema: ref("schemas", route.response.component) } } },
+    ...(client ? tokenProblems(route.errors) : problems(route.errors)),
+  };
+  return operation;
+}
+
+/** Operations served outside the route table, from their rows; `first` ones precede the route table in the document. */
+export const PLATFORM_OPERATIONS: { path: string; method: "get" | "post"; first: boolean; operation: JsonSchema }[] = PLATFORM_ROUTES.map((route) => ({
+  path: route.path,
+  method: route.method === "GET" ? "get" : "post",
+  first: route.first,
+  operation: platformOperation(route),
+}));
 
 const pascal = (s: string) => s.replace(/(^|[._-])(\w)/g, (_m, _sep: string, c: string) => c.toUpperCase());
 

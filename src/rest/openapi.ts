@@ -34,15 +34,15 @@ import {
 
 /**
  * Builds the OpenAPI 3.1 document from the route table: every route's parameters, request body and scope come
- * from the same JSON schemas the router validates with, and its response body from its GraphQL selection, so
- * document and server agree.
+ * from its GraphQL field (its `input` validators, which the router checks with, and its `authScopes`), and its
+ * response body from its GraphQL selection, so document and server agree.
  */
 
 /** Statuses every route-table operation can answer (auth, validation, rate limit, failure, overload or database away). */
 export const COMMON_ERROR_STATUSES = [400, 401, 403, 429, 500, 503];
 
 /** The error statuses a route documents: the common ones, the route's own, and those its shape implies. */
-export function errorStatuses(route: Route): number[] {
+export function errorStatuses(route: AuthorizedRoute): number[] {
   const statuses = new Set([...COMMON_ERROR_STATUSES, ...(route.errors ?? [])]);
   if (route.pathParams) statuses.add(404); // a well-formed id that is not in this store
   // The router reads and parses the body of every POST, PUT and PATCH, even of a route that declares none.

@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { GraphQLSchema } from "graphql";
 import { ApiError, insufficientScope, invalidRequest, sandboxOnly } from "../platform/errors.js";
 import type { PartnerPrincipal, Principal } from "../platform/auth/principal.js";
-import { createContext } from "../platform/schema/context.js";
+import { createContext, markInputChecked } from "../platform/schema/context.js";
 import { operationCallsOut } from "../platform/schema/commands.js";
 import type { Tx } from "../platform/db/prisma.js";
 import type { WaitOutside } from "../platform/outside.js";
 import type { Services } from "../platform/services.js";
 import { parseJsonBody, requestBody } from "../platform/http/body.js";
+import { checkParts } from "../platform/validate.js";
 import { send } from "../platform/http/response.js";
 import { pickDeclared, queryOf } from "./validate.js";
 import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
@@ -170,12 +171,11 @@ export class RestRouter {
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseJsonBody(r.req, rawBody, this.services.config.JSON_MAX_DEPTH);
     const query = queryOf(r.searchParams);
-    // An older version's query in the newest version's terms, which the route's inputs declare.
+    // An older version's query in the newest version's terms, which the field's input declares.
     versionRequest(version, route.operationId, query);
-    // The operation's own inputs, which its GraphQL resolver checks too; here they also coerce query text and fill defaults.
-    route.pathParams?.check(params);
-    route.query?.check(query);
-    route.body?.check(body ?? {});
+    // The operation's input, as its field declares it, checked once for the request: here, before it runs (the field
+    // then does not check again); here they also coerce query text and fill defaults.
+    checkParts({ path: route.pathParams, query: route.query, body: route.body }, { path: params, query, body });
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
     const reads = this.services.reads;
@@ -183,6 +183,7 @@ export class RestRouter {
       // A GET reads only: it runs where the caller's reads go (a replica that has its writes, else the primary).
       const readDb = (route.method === "GET" && !transaction && (await reads.readDb(principal))) || this.services.db;
       const ctx = createContext(this.services, principal, r.requestId, transaction ?? null, r.waitOutside, readDb);
+      markInputChecked(ctx);
       const runOperation: RunOperation = async <Result>(document: Route["document"], variables: Record<string, unknown>) => {
         const data = await this.runOperation({ operationId: route.operationId, document, variables }, ctx);
         // The document was validated against the schema at start, and its result type was computed from that schema.

@@ -4,10 +4,12 @@ import { startTestApp, type TestApp } from "../helpers/app.js";
 import { createTenant, partnerPrincipal, type Tenant } from "../helpers/tenants.js";
 import { LATEST_API_VERSION } from "../../src/platform/versions.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
-import { routes } from "../../src/rest/routes.js";
+import { routes as rows } from "../../src/rest/routes.js";
+import { schema } from "../../src/graphql/schema.js";
+import { authorizedRoutes, type AuthorizedRoute as Route } from "../../src/rest/authorization.js";
 import { print } from "graphql";
 import type { JsonSchema } from "../../src/platform/json.js";
-import { checkedReaders, type InputReaders, type Route } from "../../src/platform/route.js";
+import { checkedReaders, type InputReaders } from "../../src/platform/route.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import { defineBody, type OperationInput } from "../../src/platform/validate.js";
 import { tableCounter } from "./support.js";
@@ -19,6 +21,9 @@ import { tableCounter } from "./support.js";
  * value the database cannot store, through the REST route and through its GraphQL operation on /graphql.
  * Properties: no 5xx, every error is problem+json, nothing leaks, and no table changes.
  */
+/** The route table with each row's input read off its GraphQL field, as the router checks with it. */
+const routes = authorizedRoutes(schema, rows);
+
 let app: TestApp;
 let tenant: Tenant;
 let principal: PartnerPrincipal;

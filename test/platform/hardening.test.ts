@@ -8,7 +8,6 @@ import { RestRouter } from "../../src/rest/router.js";
 import { defineRoute } from "../../src/platform/route.js";
 import { graphql as typed } from "../../src/platform/schema/typed.js";
 import { schema } from "../../src/graphql/schema.js";
-import { idPath } from "../../src/platform/schemas.js";
 
 const METRICS_TOKEN = "metrics-token-0123456789";
 let app: TestApp;
@@ -74,7 +73,6 @@ describe("request hardening", () => {
       path: "/public/v1/probe/{id}",
       tag: "Probe",
       summary: "probe",
-      pathParams: idPath,
       document: typed("query probe { store { id } }"),
       variables: () => ({}),
       respond: () => ({}),

@@ -7,7 +7,7 @@ import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { listApplicationsInput, listStoresInput } from "./schemas.js";
 import { AddressInput } from "../store/graphql.js";
-import { idPath } from "../../platform/schemas.js";
+import { byId } from "../../platform/schemas.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import {
   createAdminKey,
@@ -186,8 +186,8 @@ builder.queryFields((t) => ({
     description: "Every store, oldest first; read one's data with store(id) { orders ... }.",
     authScopes: { adminRole: "VIEWER" },
     args: { ...pageArgs, environment: t.arg({ type: EnvironmentEnum }) },
+    input: { query: listStoresInput, json: (args) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }) },
     resolve: (_r, args, ctx, info) => {
-      listStoresInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
       const where: Prisma.StoreWhereInput = args.environment ? { environment: args.environment } : {};
       const query = queryFromInfo({ context: ctx, info, path: ["data"] });
       return paginate({
@@ -204,8 +204,8 @@ builder.queryFields((t) => ({
     description: "Every Application, oldest first.",
     authScopes: { adminRole: "VIEWER" },
     args: pageArgs,
+    input: { query: listApplicationsInput, json: (args) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }) },
     resolve: (_r, args, ctx, info) => {
-      listApplicationsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
       const query = queryFromInfo({ context: ctx, info, path: ["data"] });
       return paginate({
         limit: args.limit,
@@ -241,9 +241,9 @@ builder.mutationFields((t) => ({
     type: "Store",
     authScopes: { adminRole: "ADMIN" },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateStoreInput, required: true }) },
+    input: byId,
     resolve: async (query, _r, { id, input }, ctx) => {
       const storeId = id;
-      idPath.check({ id: storeId });
       const change = {
         name: input.name ?? undefined,
         phone: input.phone,
@@ -343,8 +343,8 @@ builder.mutationFields((t) => ({
     authScopes: { adminRole: "ADMIN" },
     description: "Refuses the key from now on; revoking a revoked key changes nothing.",
     args: { id: t.arg.id({ required: true }) },
+    input: byId,
     resolve: async (query, _r, { id }, ctx) => {
-      idPath.check({ id });
       const revoked = await revokeAdminKey(ctx.db, String(id));
       return ctx.db.adminKey.findUniqueOrThrow({ ...query, where: { id: revoked.id } });
     },

@@ -4,7 +4,7 @@ import type { GraphQLResolveInfo } from "graphql";
 import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { idPath } from "../../platform/schemas.js";
+import { byId, idPath } from "../../platform/schemas.js";
 import { jsonArgs } from "../../platform/validate.js";
 import { listProductsInput, productStatusInput } from "./schemas.js";
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
@@ -92,9 +92,14 @@ const productListArgs = builder.args((t) => ({
   cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
 }));
 
+/** The list's input: Query.products and Store.products take the same arguments. */
+const productListInput = {
+  query: listProductsInput,
+  json: (args: { limit?: number | null; cursor?: string | null }) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }),
+};
+
 /** One page of a store's products in menu order: Query.products and Store.products. */
 function listProducts(ctx: Context, storeId: string, args: { limit?: number | null; cursor?: string | null }, info: GraphQLResolveInfo) {
-  listProductsInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor }));
   const query = queryFromInfo({ context: ctx, info, path: ["data"] });
   return paginate({
     limit: args.limit,
@@ -120,6 +125,7 @@ builder.prismaObjectFields("Store", (t) => ({
     description: PRODUCTS_DESCRIPTION,
     authScopes: STORE_READ("catalog:read"),
     args: productListArgs,
+    input: productListInput,
     resolve: (store, args, ctx, info) => listProducts(ctx, storeIdOf(ctx, store), args, info),
   }),
 }));
@@ -136,6 +142,7 @@ builder.queryFields((t) => ({
     description: PRODUCTS_DESCRIPTION,
     authScopes: { scope: "catalog:read" },
     args: productListArgs,
+    input: productListInput,
     resolve: (_root, args, ctx, info) => listProducts(ctx, tenantOf(ctx).storeId, args, info),
   }),
   product: t.prismaField({
@@ -143,10 +150,10 @@ builder.queryFields((t) => ({
     description: "One product with its variations and additionals; another store's id is NOT_FOUND.",
     authScopes: { scope: "catalog:read" },
     args: { id: t.arg.id({ required: true }) },
+    input: byId,
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
-      idPath.check({ id });
       const product = await ctx.db.product.findFirst({ ...query, where: { id, storeId } });
       if (!product) throw notFound("product", id);
       return product;
@@ -160,11 +167,10 @@ builder.mutationFields((t) => ({
     description: "Pauses (isActive false) or resumes a product; reported by an aggregated catalog.updated.",
     authScopes: { scope: "catalog:write" },
     args: { id: t.arg.id({ required: true }), isActive: t.arg.boolean({ required: true }) },
+    input: { path: idPath, body: productStatusInput, json: (args) => ({ path: { id: args.id }, body: jsonArgs({ isActive: args.isActive }) }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
-      idPath.check({ id });
-      productStatusInput.check(jsonArgs({ isActive: args.isActive }));
       const windowMs = ctx.services.config.CATALOG_EVENT_WINDOW_MS;
       return runCommand(ctx, async (tx) => {
         await setProductActive(tx, storeId, id, args.isActive, windowMs);

@@ -1,6 +1,4 @@
 import { defineRoute } from "../../platform/route.js";
-import { listProductsInput, productStatusInput } from "./schemas.js";
-import { idPath } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 
@@ -41,7 +39,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "List products",
     description: "Every product, paused ones included (isActive false), in menu order: category position, then name, then id.",
-    query: listProductsInput,
     document: graphql(
       `query listProducts($limit: Int, $cursor: String) {
         products(limit: $limit, cursor: $cursor) {
@@ -63,7 +60,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "Get a product",
     description: "The product with its variations and additionals (price, min/max choices, availability).",
-    pathParams: idPath,
     document: graphql(`query getProductById($id: ID!) { product(id: $id) { ...ProductDetail } }`, [ProductDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.product }),
@@ -78,8 +74,6 @@ export const catalogRoutes = [
     tag: "Catalog",
     summary: "Pause or resume a product",
     description: "A paused product cannot be ordered. Changes within the aggregation window are reported as one catalog.updated per product and action.",
-    pathParams: idPath,
-    body: productStatusInput,
     document: graphql(`mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ...Product } }`, [
       ProductFragment,
     ]),

@@ -6,7 +6,7 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { pageType } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import { idPath, pageLimitInput } from "../../platform/schemas.js";
+import { byId, idPath, pageLimitInput } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
 import { createCustomer, updateCustomer } from "./service.js";
@@ -144,9 +144,16 @@ interface CustomerListArgs {
   updatedSince?: Date | null;
 }
 
+/** The list's input, in REST's names (`updated_since`): Query.customers and Store.customers take the same arguments. */
+const customerListInput = {
+  query: listCustomersInput,
+  json: (args: CustomerListArgs) => ({
+    query: jsonArgs({ limit: args.limit, cursor: args.cursor, search: args.search, updated_since: args.updatedSince }),
+  }),
+};
+
 /** One page of a store's customers: Query.customers (the token's store) and Store.customers. */
 function listCustomers(ctx: Context, storeId: string, args: CustomerListArgs, info: GraphQLResolveInfo) {
-  listCustomersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, search: args.search, updated_since: args.updatedSince }));
   const where: Prisma.CustomerWhereInput = {
     storeId,
     ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
@@ -170,6 +177,7 @@ builder.prismaObjectFields("Store", (t) => ({
     description: CUSTOMERS_DESCRIPTION,
     authScopes: STORE_READ("customers:read"),
     args: customerListArgs,
+    input: customerListInput,
     resolve: (store, args, ctx, info) => listCustomers(ctx, storeIdOf(ctx, store), args, info),
   }),
 }));
@@ -180,6 +188,7 @@ builder.queryFields((t) => ({
     description: CUSTOMERS_DESCRIPTION,
     authScopes: { scope: "customers:read" },
     args: customerListArgs,
+    input: customerListInput,
     resolve: (_root, args, ctx, info) => listCustomers(ctx, tenantOf(ctx).storeId, args, info),
   }),
   customer: t.prismaField({
@@ -187,10 +196,10 @@ builder.queryFields((t) => ({
     description: "One customer of the store; another store's id is NOT_FOUND.",
     authScopes: { scope: "customers:read" },
     args: { id: t.arg.id({ required: true }) },
+    input: byId,
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
-      idPath.check({ id });
       const customer = await ctx.db.customer.findFirst({ ...query, where: { id, storeId } });
       if (!customer) throw notFound("customer", id);
       return customer;
@@ -222,9 +231,9 @@ builder.mutationFields((t) => ({
     description: "Creates a customer and emits customer.created.",
     authScopes: { scope: "customers:write" },
     args: { input: t.arg({ type: NewCustomerInput, required: true }) },
+    input: { body: createCustomerInput, json: ({ input }) => ({ body: jsonOf(input) }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
-      createCustomerInput.check(jsonOf(input));
       return runCommand(ctx, async (tx) => {
         const { id } = await createCustomer(tx, storeId, input);
         return tx.customer.findUniqueOrThrow({ ...query, where: { id } });
@@ -236,11 +245,10 @@ builder.mutationFields((t) => ({
     description: "Changes a customer's name, phone or email and emits customer.updated.",
     authScopes: { scope: "customers:write" },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCustomerInput, required: true }) },
+    input: { path: idPath, body: updateCustomerInput, json: (args) => ({ path: { id: args.id }, body: jsonOf(args.input) }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
-      idPath.check({ id });
-      updateCustomerInput.check(jsonOf(args.input));
       // The input refused a null name; GraphQL's type still admits one.
       const input = { name: args.input.name ?? undefined, phone: args.input.phone, email: args.input.email };
       return runCommand(ctx, async (tx) => {

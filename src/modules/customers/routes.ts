@@ -1,6 +1,5 @@
 import { defineRoute } from "../../platform/route.js";
-import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
-import { idPath, locationHeader } from "../../platform/schemas.js";
+import { locationHeader } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 
@@ -22,7 +21,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "List customers",
     description: "By name, then id. With updated_since: only customers changed at or after it, oldest change first (updatedAt, then id).",
-    query: listCustomersInput,
     document: graphql(
       `query listCustomers($limit: Int, $cursor: String, $search: String, $updatedSince: DateTime) {
         customers(limit: $limit, cursor: $cursor, search: $search, updatedSince: $updatedSince) {
@@ -49,7 +47,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "Get a customer",
     description: "The list fields plus the delivery addresses and a summary of the customer's orders.",
-    pathParams: idPath,
     document: graphql(`query getCustomerById($id: ID!) { customer(id: $id) { ...CustomerDetail } }`, [CustomerDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.customer }),
@@ -64,7 +61,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "Create a customer",
     description: "Emits customer.created.",
-    body: createCustomerInput,
     document: graphql(`mutation createCustomer($input: NewCustomerInput!) { createCustomer(input: $input) { ...Customer } }`, [CustomerFragment]),
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createCustomer, headers: { location: `/public/v1/customers/${data.createCustomer.id}` } }),
@@ -78,8 +74,6 @@ export const customerRoutes = [
     tag: "Customers",
     summary: "Update a customer",
     description: "Changes only the fields sent (null clears phone or email) and emits customer.updated.",
-    pathParams: idPath,
-    body: updateCustomerInput,
     document: graphql(`mutation updateCustomer($id: ID!, $input: UpdateCustomerInput!) { updateCustomer(id: $id, input: $input) { ...Customer } }`, [
       CustomerFragment,
     ]),

@@ -86,8 +86,8 @@ builder.subscriptionField("storeEvents", (t) =>
       types: t.arg.stringList({ description: "Only these event types (default: all the credential may read)" }),
       after: t.arg.string({ description: "The sequence of the last event seen" }),
     },
+    input: { query: storeEventsInput, json: (args) => ({ query: jsonArgs({ storeId: args.storeId, types: typesText(args.types), after: args.after }) }) },
     subscribe: async (_root, args, ctx) => {
-      storeEventsInput.check(jsonArgs({ storeId: args.storeId, types: typesText(args.types), after: args.after }));
       const storeId = await storeToFollow(ctx, args.storeId == null ? null : String(args.storeId));
       const types = typesToFollow(ctx, args.types);
       const after = args.after == null ? null : BigInt(args.after);
@@ -130,9 +130,9 @@ builder.queryFields((t) => ({
       types: t.arg.stringList({ description: "Only these event types" }),
       limit: t.arg.int({ description: "Page size, 1 to 100 (default 20)" }),
     },
+    input: { query: listEventsInput, json: (args) => ({ query: jsonArgs({ after: args.after, types: typesText(args.types), limit: args.limit }) }) },
     resolve: async (_root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      listEventsInput.check(jsonArgs({ after: args.after, types: typesText(args.types), limit: args.limit }));
       return feedPage(ctx.db, storeId, { after: BigInt(args.after ?? 0), types: typesToFollow(ctx, args.types), limit: args.limit ?? DEFAULT_PAGE_SIZE });
     },
   }),
@@ -141,10 +141,10 @@ builder.queryFields((t) => ({
     description: "One event of the store, by eventId.",
     authScopes: { partner: true },
     args: { id: t.arg.id({ required: true }) },
+    input: { path: eventIdPath, json: (args) => ({ path: { eventId: String(args.id) } }) },
     resolve: async (_root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const id = String(args.id);
-      eventIdPath.check({ eventId: id });
       const event = await readEvent(ctx.db, storeId, id, typesToFollow(ctx, null));
       if (!event) throw new ApiError("NOT_FOUND", `No event ${id}.`);
       return event;

@@ -1,7 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
-import { eventIdPath, listEventsInput } from "./schemas.js";
 
 const SEQUENCE_TEXT = { type: "string", pattern: "^\\d+$", description: "The sequence of the last event read, or `after` when the page is empty" };
 
@@ -25,7 +24,6 @@ export const eventRoutes = [
       "is the last sequence read, so polling with it returns only newer events). An `after` above the store's latest sequence " +
       "(another store's, say) is 400 INVALID_REQUEST on `after`, so a reader never waits on a cursor the store has not reached. Each event type needs its read scope " +
       "(orders:read for order.*, …); types the token lacks are left out. Events are kept EVENT_RETENTION_DAYS days.",
-    query: listEventsInput,
     document: graphql(
       `query listEvents($after: String, $types: [String!], $limit: Int) {
         events(after: $after, types: $types, limit: $limit) {
@@ -68,7 +66,6 @@ export const eventRoutes = [
     tag: "Events",
     summary: "Get one event (extension to the contract)",
     description: "The envelope as webhooks deliver it, with its sequence. Another store's event, or one of a type the token's scopes do not cover, is 404.",
-    pathParams: eventIdPath,
     document: graphql(`query getEventById($id: ID!) { event(id: $id) { ...StoreEvent } }`, [StoreEventFragment]),
     variables: ({ path }) => ({ id: path.eventId }),
     respond: (data) => ({ body: data.event }),

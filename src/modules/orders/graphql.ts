@@ -7,7 +7,7 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { AddressInput, AddressRef } from "../store/graphql.js";
 import { NewCustomerInput } from "../customers/graphql.js";
 import { storedAddress } from "../store/address.js";
-import { idPath } from "../../platform/schemas.js";
+import { byId, idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
@@ -17,7 +17,7 @@ import type { Order as OrderRow, OrderStatus, Prisma, Tx } from "../../platform/
 import { changeOrderStatus, createOrder, PAYMENT_METHODS, PAYMENT_STATUSES } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
-import { decodeOrderTree, type OrderTree, type OrderTreeTuple } from "./tree.js";
+import { decodeOrderTree, type OrderTree } from "./tree.js";
 
 /** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
 
@@ -126,6 +126,12 @@ type OrderQuery = { include?: Prisma.OrderInclude; select?: Prisma.OrderSelect }
 /** Sort keys a page of orders needs from its cursor row. */
 const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
 
+/** The list's input, in REST's names (`updated_since`): Query.orders and Store.orders take the same arguments. */
+const orderListInput = {
+  query: listOrdersInput,
+  json: (args: OrderListArgs) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }) }),
+};
+
 const orderListArgs = builder.args((t) => ({
   limit: t.int({ description: "1..100, default 20" }),
   cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
@@ -161,14 +167,13 @@ const TREE_RELATIONS = new Set(["customer", "items", "payments", "statusHistory"
 const ITEMS_WITH_ADDITIONALS = { ...ITEMS_QUERY, include: { additionals: ADDITIONALS_QUERY } };
 
 async function loadTrees(db: Tx, sql: Prisma.Sql): Promise<OrderTree[]> {
-  // The statement's one column is an OrderTreeTuple (tree.ts builds both).
-  const rows = await db.$queryRaw<{ order: OrderTreeTuple }[]>(sql);
+  // The statement's one column is an order tree, which decodeOrderTree checks as it reads it (tree.ts builds both).
+  const rows = await db.$queryRaw<{ order: unknown }[]>(sql);
   return rows.map((r) => decodeOrderTree(r.order));
 }
 
 /** One page of a store's orders: Query.orders (the token's store) and Store.orders (any store an administrator names). */
 function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: GraphQLResolveInfo) {
-  listOrdersInput.check(jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }));
   const where: Prisma.OrderWhereInput = {
     storeId,
     ...(args.status ? { status: args.status } : {}),
@@ -196,7 +201,6 @@ function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: Gr
  * transaction client, so the answer is what commits).
  */
 export async function findOrder(db: Tx, storeId: string, id: string, query: OrderQuery) {
-  idPath.check({ id });
   const tree = treeCovers(query);
   const order = tree
     ? ((await loadTrees(db, orderByIdSql(storeId, id, tree.history)))[0] ?? null)
@@ -214,6 +218,7 @@ builder.queryFields((t) => ({
     description: ORDERS_DESCRIPTION,
     authScopes: { scope: "orders:read" },
     args: orderListArgs,
+    input: orderListInput,
     resolve: (_root, args, ctx, info) => listOrders(ctx, tenantOf(ctx).storeId, args, info),
   }),
   order: t.prismaField({
@@ -221,6 +226,7 @@ builder.queryFields((t) => ({
     description: ORDER_DESCRIPTION,
     authScopes: { scope: "orders:read" },
     args: { id: t.arg.id({ required: true }) },
+    input: byId,
     resolve: (query, _root, args, ctx) => findOrder(ctx.db, tenantOf(ctx).storeId, args.id, query),
   }),
 }));
@@ -231,6 +237,7 @@ builder.prismaObjectFields("Store", (t) => ({
     description: ORDERS_DESCRIPTION,
     authScopes: STORE_READ("orders:read"),
     args: orderListArgs,
+    input: orderListInput,
     resolve: (store, args, ctx, info) => listOrders(ctx, storeIdOf(ctx, store), args, info),
   }),
   order: t.prismaField({
@@ -238,6 +245,7 @@ builder.prismaObjectFields("Store", (t) => ({
     description: ORDER_DESCRIPTION,
     authScopes: STORE_READ("orders:read"),
     args: { id: t.arg.id({ required: true }) },
+    input: byId,
     resolve: (query, store, args, ctx) => findOrder(ctx.db, storeIdOf(ctx, store), args.id, query),
   }),
 }));
@@ -286,9 +294,9 @@ builder.mutationFields((t) => ({
     description: "Registers an order in PENDING and emits order.created (and customer.created for a new customer).",
     authScopes: { scope: "orders:write" },
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
+    input: { body: createOrderInput, json: ({ input }) => ({ body: jsonOf(input) }) },
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
-      createOrderInput.check(jsonOf(input));
       const order = {
         ...input,
         items: input.items.map((i) => ({ ...i, productId: String(i.productId) })),
@@ -309,11 +317,10 @@ builder.mutationFields((t) => ({
       status: t.arg({ type: OrderStatusEnum, required: true }),
       reason: t.arg.string(),
     },
+    input: { path: idPath, body: orderStatusInput, json: (args) => ({ path: { id: args.id }, body: jsonArgs({ status: args.status, reason: args.reason }) }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
-      idPath.check({ id });
-      orderStatusInput.check(jsonArgs({ status: args.status, reason: args.reason }));
       return runCommand(ctx, async (tx) => {
         await changeOrderStatus(tx, storeId, id, args.status, args.reason);
         return findOrder(tx, storeId, id, query);

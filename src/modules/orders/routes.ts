@@ -1,6 +1,5 @@
 import { defineRoute } from "../../platform/route.js";
-import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
-import { idPath, locationHeader } from "../../platform/schemas.js";
+import { locationHeader } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 import { AddressFragment } from "../store/routes.js";
@@ -44,7 +43,6 @@ export const orderRoutes = [
     description:
       "Newest first (createdAt, then id). With updated_since: only orders changed at or after it, oldest change first " +
       "(updatedAt, then id), to reconcile after missed webhooks.",
-    query: listOrdersInput,
     document: graphql(
       `query listOrders($limit: Int, $cursor: String, $status: OrderStatus, $updatedSince: DateTime) {
         orders(limit: $limit, cursor: $cursor, status: $status, updatedSince: $updatedSince) {
@@ -71,7 +69,6 @@ export const orderRoutes = [
     tag: "Orders",
     summary: "Get an order",
     description: "The list fields plus statusHistory, scheduledFor, notes, couponCode and cancellationReason.",
-    pathParams: idPath,
     document: graphql(`query getOrderById($id: ID!) { order(id: $id) { ...OrderDetail } }`, [OrderDetailFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.order }),
@@ -89,7 +86,6 @@ export const orderRoutes = [
       "Creates an order in PENDING and emits order.created (plus customer.created when `customer` creates one). " +
       "Prices come from the catalog: unitPrice or total sent by the client are ignored. An unknown or paused product, " +
       "an unknown customerId or payments that do not add up to the total are 422.",
-    body: createOrderInput,
     document: graphql(`mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...OrderDetail } }`, [OrderDetailFragment]),
     variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createOrder, headers: { location: `/public/v1/orders/${data.createOrder.id}` } }),
@@ -108,8 +104,6 @@ export const orderRoutes = [
       "Any non-final status → CANCELLED with a reason. Other moves, including to the current status, are 422 with " +
       'errors[{ field: "status", code: "INVALID_TRANSITION", from, to }]. Each move emits its event; DELIVERED also emits order.completed. ' +
       "Of two concurrent changes one wins; the other is 409.",
-    pathParams: idPath,
-    body: orderStatusInput,
     document: graphql(
       `mutation updateOrderStatus($id: ID!, $status: OrderStatus!, $reason: String) {
         updateOrderStatus(id: $id, status: $status, reason: $reason) { ...OrderDetail } }`,

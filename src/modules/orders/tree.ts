@@ -1,194 +1,217 @@
-import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment } from "../../platform/db/prisma.js";
+import type { Customer, Order, OrderItem, OrderItemAdditional, OrderStatusHistory, Payment, Prisma } from "../../platform/db/prisma.js";
+import { isRecord } from "../../platform/json.js";
+import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 
 /**
  * The order tree as PostgreSQL builds it for the hot reads: per order one JSON array of its columns, its customer,
- * items (each with its additionals), payments and, when asked, its status history, every level an array of values
- * in the fixed order below, in the orders the GraphQL relations declare. Arrays and not `json_build_object`: the
- * keys cost PostgreSQL more than the values (a page of 20 took 0.85 ms of database CPU as objects, 0.51 ms as
- * arrays). A parent's id is not repeated in its children; `decodeOrderTree` puts it back, so a tree is what
- * Prisma's `findMany` with those includes returns. The SQL list and the tuple type of each level sit side by side:
- * change them together (the read tests compare the tree with Prisma's answer field by field).
+ * items (each with its additionals), payments and, when asked, its status history, every level an array of values,
+ * in the orders the GraphQL relations declare. Arrays and not `json_build_object`: the keys cost PostgreSQL more
+ * than the values (a page of 20 took 0.85 ms of database CPU as objects, 0.51 ms as arrays). Each level is one list
+ * below, a decoder per field of its Prisma model in column order: the SQL's `json_build_array` is printed from it and
+ * the decoder reads the array back by it, checking every value's type, so the two cannot drift apart and a row
+ * that is not what the list says fails loudly. A parent's id is not repeated in its children (`parentId`);
+ * `decodeOrderTree` puts it back, so a tree is what Prisma's `findMany` with those includes returns.
  */
 
-/** JSON has no instants: PostgreSQL writes timestamptz as ISO 8601 text. */
-type Text<T> = T extends Date ? string : T extends Date | null ? string | null : T;
+/**
+ * One field of a level: the SQL of its value (none for the parent's id, which the decoder is given), and its decoder,
+ * given the ids of the row's parent and of the row itself (a relation's rows take the latter as their parent's).
+ */
+interface Column<T> {
+  sql: string | null;
+  decode: (value: unknown, parentId: string, rowId: string) => T;
+}
 
-const CUSTOMER_SQL = `(select json_build_array(c."id", c."storeId", c."name", c."phone", c."phoneDigits", c."email", c."createdAt", c."updatedAt")
-  from "Customer" c where c."id" = o."customerId")`;
-type CustomerTuple = [
-  id: Customer["id"],
-  storeId: Customer["storeId"],
-  name: Customer["name"],
-  phone: Customer["phone"],
-  phoneDigits: Customer["phoneDigits"],
-  email: Customer["email"],
-  createdAt: Text<Customer["createdAt"]>,
-  updatedAt: Text<Customer["updatedAt"]>,
-];
+/** A level: one column per field of its model, in the order of its JSON array. */
+type Columns<T> = { [K in keyof T]-?: Column<T[K]> };
 
-const ADDITIONALS_SQL = `(select json_agg(json_build_array(a."id", a."name", a."quantity", a."priceCents") order by a."name", a."id")
-  from "OrderItemAdditional" a where a."orderItemId" = i."id")`;
-type AdditionalTuple = [
-  id: OrderItemAdditional["id"],
-  name: OrderItemAdditional["name"],
-  quantity: OrderItemAdditional["quantity"],
-  priceCents: OrderItemAdditional["priceCents"],
-];
+function unexpected(value: unknown): never {
+  throw new Error(`order tree: unexpected value ${JSON.stringify(value)?.slice(0, 200)}`);
+}
 
-const ITEMS_SQL = `(select json_agg(json_build_array(i."id", i."productId", i."name", i."quantity", i."unitPriceCents", i."totalCents", i."notes",
-    i."position", ${ADDITIONALS_SQL}) order by i."position", i."id")
-  from "OrderItem" i where i."orderId" = o."id")`;
-type ItemTuple = [
-  id: OrderItem["id"],
-  productId: OrderItem["productId"],
-  name: OrderItem["name"],
-  quantity: OrderItem["quantity"],
-  unitPriceCents: OrderItem["unitPriceCents"],
-  totalCents: OrderItem["totalCents"],
-  notes: OrderItem["notes"],
-  position: OrderItem["position"],
-  additionals: AdditionalTuple[] | null,
-];
+/** Columns of the level aliased `alias`, read by their field's name. */
+const columnsOf = (alias: string) => {
+  const column = <T>(name: string, decode: (value: unknown) => T): Column<T> => ({ sql: `${alias}."${name}"`, decode });
+  const nullable =
+    <T>(decode: (value: unknown) => T) =>
+    (value: unknown): T | null =>
+      value === null ? null : decode(value);
+  const text = (value: unknown): string => (typeof value === "string" ? value : unexpected(value));
+  const int = (value: unknown): number => (typeof value === "number" ? value : unexpected(value));
+  // JSON has no instants: PostgreSQL writes timestamptz as ISO 8601 text.
+  const instant = (value: unknown): Date => new Date(text(value));
+  const oneOf =
+    <T extends string>(values: readonly T[]) =>
+    (value: unknown): T =>
+      values.find((v) => v === value) ?? unexpected(value);
+  return {
+    text: (name: string) => column(name, text),
+    int: (name: string) => column(name, int),
+    instant: (name: string) => column(name, instant),
+    json: (name: string) => column(name, (value) => (isJson(value) ? value : unexpected(value))),
+    oneOf: <T extends string>(name: string, values: readonly T[]) => column(name, oneOf(values)),
+    nullable: {
+      text: (name: string) => column(name, nullable(text)),
+      int: (name: string) => column(name, nullable(int)),
+      instant: (name: string) => column(name, nullable(instant)),
+    },
+    /** The parent's id, which the SQL does not repeat. */
+    parent: (): Column<string> => ({ sql: null, decode: (_value, parentId) => parentId }),
+  };
+};
 
-const PAYMENTS_SQL = `(select json_agg(json_build_array(p."id", p."method", p."status", p."valueCents", p."changeForCents") order by p."id")
-  from "Payment" p where p."orderId" = o."id")`;
-type PaymentTuple = [
-  id: Payment["id"],
-  method: Payment["method"],
-  status: Payment["status"],
-  valueCents: Payment["valueCents"],
-  changeForCents: Payment["changeForCents"],
-];
+function isJson(value: unknown): value is Prisma.JsonValue {
+  if (value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean") return true;
+  if (Array.isArray(value)) return value.every(isJson);
+  return isRecord(value) && Object.values(value).every(isJson);
+}
 
-const HISTORY_SQL = `(select json_agg(json_build_array(h."id", h."status", h."reason", h."at") order by h."at", h."status", h."id")
-  from "OrderStatusHistory" h where h."orderId" = o."id")`;
-type HistoryTuple = [
-  id: OrderStatusHistory["id"],
-  status: OrderStatusHistory["status"],
-  reason: OrderStatusHistory["reason"],
-  at: Text<OrderStatusHistory["at"]>,
-];
+/** A level's columns with their order taken once, so reading a row walks a list, not the object's keys. */
+class Level<T extends { id: string }> {
+  private readonly keys: Extract<keyof T, string>[] = [];
 
-/** The select list of an order tree over `"Order" o`: one column, "order". */
-export const orderTreeSql = (history: boolean) =>
-  `json_build_array(o."id", o."storeId", o."orderNumber", o."type", o."status", o."customerId", o."subtotalCents", o."deliveryFeeCents",
-  o."discountCents", o."totalCents", o."couponCode", o."deliveryAddress", o."scheduledFor", o."notes", o."cancellationReason", o."version",
-  o."createdAt", o."updatedAt", ${CUSTOMER_SQL}, ${ITEMS_SQL}, ${PAYMENTS_SQL}${history ? `, ${HISTORY_SQL}` : ""}) as "order"`;
+  constructor(private readonly columns: Columns<T>) {
+    for (const key in columns) this.keys.push(key);
+  }
 
-export type OrderTreeTuple = [
-  id: Order["id"],
-  storeId: Order["storeId"],
-  orderNumber: Order["orderNumber"],
-  type: Order["type"],
-  status: Order["status"],
-  customerId: Order["customerId"],
-  subtotalCents: Order["subtotalCents"],
-  deliveryFeeCents: Order["deliveryFeeCents"],
-  discountCents: Order["discountCents"],
-  totalCents: Order["totalCents"],
-  couponCode: Order["couponCode"],
-  deliveryAddress: Order["deliveryAddress"],
-  scheduledFor: Text<Order["scheduledFor"]>,
-  notes: Order["notes"],
-  cancellationReason: Order["cancellationReason"],
-  version: Order["version"],
-  createdAt: Text<Order["createdAt"]>,
-  updatedAt: Text<Order["updatedAt"]>,
-  customer: CustomerTuple | null,
-  items: ItemTuple[] | null,
-  payments: PaymentTuple[] | null,
-  statusHistory?: HistoryTuple[] | null,
-];
+  /** The SQL of the level's values, in column order. */
+  get values(): string[] {
+    return this.keys.flatMap((key) => this.columns[key].sql ?? []);
+  }
+
+  get sql(): string {
+    return `json_build_array(${this.values.join(", ")})`;
+  }
+
+  /** A row back from its JSON array (whose first value is the row's id), each value checked by its column's decoder. */
+  decode(value: unknown, parentId: string): T {
+    if (!Array.isArray(value) || typeof value[0] !== "string") return unexpected(value);
+    const rowId = value[0];
+    const row: Partial<T> = {};
+    let at = 0;
+    for (const key of this.keys) {
+      const { sql, decode } = this.columns[key];
+      row[key] = decode(sql === null ? null : value[at++], parentId, rowId);
+    }
+    // Every field was set: `Columns<T>` has a column for each, and each decoder checked its value.
+    return row as T;
+  }
+}
+
+/** A relation of many rows as a column of its parent: a JSON array of the level's arrays (null for none), in `orderBy`. */
+function many<T extends { id: string }>(columns: Columns<T>, from: string, orderBy: string): Column<T[]> {
+  const level = new Level(columns);
+  return {
+    sql: `(select json_agg(${level.sql} order by ${orderBy}) from ${from})`,
+    decode: (value, _parentId, rowId) => (value === null ? [] : Array.isArray(value) ? value.map((v) => level.decode(v, rowId)) : unexpected(value)),
+  };
+}
+
+const a = columnsOf("a");
+const ADDITIONAL: Columns<OrderItemAdditional> = {
+  id: a.text("id"),
+  orderItemId: a.parent(),
+  name: a.text("name"),
+  quantity: a.int("quantity"),
+  priceCents: a.int("priceCents"),
+};
+
+type Item = OrderItem & { additionals: OrderItemAdditional[] };
+
+const i = columnsOf("i");
+const ITEM: Columns<Item> = {
+  id: i.text("id"),
+  orderId: i.parent(),
+  productId: i.nullable.text("productId"),
+  name: i.text("name"),
+  quantity: i.int("quantity"),
+  unitPriceCents: i.int("unitPriceCents"),
+  totalCents: i.int("totalCents"),
+  notes: i.nullable.text("notes"),
+  position: i.int("position"),
+  additionals: many(ADDITIONAL, `"OrderItemAdditional" a where a."orderItemId" = i."id"`, `a."name", a."id"`),
+};
+
+const p = columnsOf("p");
+const PAYMENT: Columns<Payment> = {
+  id: p.text("id"),
+  orderId: p.parent(),
+  method: p.text("method"),
+  status: p.text("status"),
+  valueCents: p.int("valueCents"),
+  changeForCents: p.nullable.int("changeForCents"),
+};
+
+const h = columnsOf("h");
+const HISTORY: Columns<OrderStatusHistory> = {
+  id: h.text("id"),
+  orderId: h.parent(),
+  status: h.oneOf("status", ORDER_STATUSES),
+  reason: h.nullable.text("reason"),
+  at: h.instant("at"),
+};
+
+const c = columnsOf("c");
+const CUSTOMER = new Level<Customer>({
+  id: c.text("id"),
+  storeId: c.text("storeId"),
+  name: c.text("name"),
+  phone: c.nullable.text("phone"),
+  phoneDigits: c.nullable.text("phoneDigits"),
+  email: c.nullable.text("email"),
+  createdAt: c.instant("createdAt"),
+  updatedAt: c.instant("updatedAt"),
+});
 
 /** An order with every relation the tree loads, as `findMany` with those includes returns it. */
 export type OrderTree = Order & {
   customer: Customer | null;
-  items: (OrderItem & { additionals: OrderItemAdditional[] })[];
+  items: Item[];
   payments: Payment[];
   statusHistory?: OrderStatusHistory[];
 };
 
-function decodeCustomer([id, storeId, name, phone, phoneDigits, email, createdAt, updatedAt]: CustomerTuple): Customer {
-  return { id, storeId, name, phone, phoneDigits, email, createdAt: new Date(createdAt), updatedAt: new Date(updatedAt) };
-}
+const o = columnsOf("o");
+const ORDER = new Level<Omit<OrderTree, "statusHistory">>({
+  id: o.text("id"),
+  storeId: o.text("storeId"),
+  orderNumber: o.int("orderNumber"),
+  type: o.oneOf("type", ORDER_TYPES),
+  status: o.oneOf("status", ORDER_STATUSES),
+  customerId: o.nullable.text("customerId"),
+  subtotalCents: o.int("subtotalCents"),
+  deliveryFeeCents: o.int("deliveryFeeCents"),
+  discountCents: o.int("discountCents"),
+  totalCents: o.int("totalCents"),
+  couponCode: o.nullable.text("couponCode"),
+  deliveryAddress: o.json("deliveryAddress"),
+  scheduledFor: o.nullable.instant("scheduledFor"),
+  notes: o.nullable.text("notes"),
+  cancellationReason: o.nullable.text("cancellationReason"),
+  version: o.int("version"),
+  createdAt: o.instant("createdAt"),
+  updatedAt: o.instant("updatedAt"),
+  customer: {
+    sql: `(select ${CUSTOMER.sql} from "Customer" c where c."id" = o."customerId")`,
+    // A customer is not the order's child: no parent id to give it.
+    decode: (value) => (value === null ? null : CUSTOMER.decode(value, "")),
+  },
+  items: many(ITEM, `"OrderItem" i where i."orderId" = o."id"`, `i."position", i."id"`),
+  payments: many(PAYMENT, `"Payment" p where p."orderId" = o."id"`, `p."id"`),
+});
 
-function decodeItem(
-  orderId: string,
-  [id, productId, name, quantity, unitPriceCents, totalCents, notes, position, additionals]: ItemTuple,
-): OrderTree["items"][number] {
-  return {
-    id,
-    orderId,
-    productId,
-    name,
-    quantity,
-    unitPriceCents,
-    totalCents,
-    notes,
-    position,
-    additionals: (additionals ?? []).map(([aid, aname, aquantity, priceCents]) => ({ id: aid, orderItemId: id, name: aname, quantity: aquantity, priceCents })),
-  };
-}
+// Changes in the same millisecond keep lifecycle order (the enum's declaration order), as the GraphQL relation does.
+const STATUS_HISTORY = many(HISTORY, `"OrderStatusHistory" h where h."orderId" = o."id"`, `h."at", h."status", h."id"`);
+
+const ORDER_VALUES = ORDER.values;
+
+/** The select list of an order tree over `"Order" o`: one column, "order"; the status history after the order's values, when asked. */
+export const orderTreeSql = (history: boolean) => `json_build_array(${[...ORDER_VALUES, ...(history ? [STATUS_HISTORY.sql] : [])].join(", ")}) as "order"`;
 
 /** A tree as Prisma would return it: instants are Dates again, children carry their parent's id, no relation is null. */
-export function decodeOrderTree(row: OrderTreeTuple): OrderTree {
-  const [
-    id,
-    storeId,
-    orderNumber,
-    type,
-    status,
-    customerId,
-    subtotalCents,
-    deliveryFeeCents,
-    discountCents,
-    totalCents,
-    couponCode,
-    deliveryAddress,
-    scheduledFor,
-    notes,
-    cancellationReason,
-    version,
-    createdAt,
-    updatedAt,
-    customer,
-    items,
-    payments,
-    statusHistory,
-  ] = row;
-  const tree: OrderTree = {
-    id,
-    storeId,
-    orderNumber,
-    type,
-    status,
-    customerId,
-    subtotalCents,
-    deliveryFeeCents,
-    discountCents,
-    totalCents,
-    couponCode,
-    deliveryAddress,
-    scheduledFor: scheduledFor === null ? null : new Date(scheduledFor),
-    notes,
-    cancellationReason,
-    version,
-    createdAt: new Date(createdAt),
-    updatedAt: new Date(updatedAt),
-    customer: customer && decodeCustomer(customer),
-    items: (items ?? []).map((i) => decodeItem(id, i)),
-    payments: (payments ?? []).map(([pid, method, pstatus, valueCents, changeForCents]) => ({
-      id: pid,
-      orderId: id,
-      method,
-      status: pstatus,
-      valueCents,
-      changeForCents,
-    })),
-  };
+export function decodeOrderTree(value: unknown): OrderTree {
+  const tree: OrderTree = ORDER.decode(value, "");
   // Only when asked, as Prisma includes it only then (the row has no such element otherwise).
-  if (statusHistory !== undefined) {
-    tree.statusHistory = (statusHistory ?? []).map(([hid, hstatus, reason, at]) => ({ id: hid, orderId: id, status: hstatus, reason, at: new Date(at) }));
-  }
+  if (Array.isArray(value) && value.length > ORDER_VALUES.length) tree.statusHistory = STATUS_HISTORY.decode(value[ORDER_VALUES.length], tree.id, tree.id);
   return tree;
 }

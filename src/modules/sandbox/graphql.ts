@@ -83,10 +83,10 @@ builder.mutationFields((t) => ({
       "Fires an event of any subscribable type on the sandbox store through the real code path, so webhooks fire. Needs the read scope of the type (the one receiving it needs): otherwise INSUFFICIENT_SCOPE.",
     authScopes: { sandbox: true },
     args: { type: t.arg.string({ required: true }) },
+    input: { body: sandboxEventInput, json: (args) => ({ body: { type: args.type } }) },
     resolve: (_root, args, ctx) => {
       const { storeId, scopes } = tenantOf(ctx);
-      sandboxEventInput.check({ type: args.type });
-      // The check above admits only event types; this narrows the string for tsc.
+      // The field's input admits only event types; this narrows the string for tsc.
       if (!isSandboxEventType(args.type)) throw new Error(`unchecked event type ${args.type}`);
       const type = args.type;
       // What a token could not receive it may not fire: the event carries what that scope guards (a customer's contacts).
@@ -110,9 +110,9 @@ builder.mutationFields((t) => ({
       overrides: t.arg({ type: SandboxOrderOverrides }),
       simulate: t.arg({ type: SandboxSimulation }),
     },
+    input: { body: sandboxOrderInput, json: (args) => ({ body: jsonArgs({ scenario: args.scenario, overrides: args.overrides, simulate: args.simulate }) }) },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
-      sandboxOrderInput.check(jsonArgs({ scenario: args.scenario, overrides: args.overrides, simulate: args.simulate }));
       const given = args.overrides ?? {};
       const overrides: SandboxOverrides = {
         ...given,

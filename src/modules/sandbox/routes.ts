@@ -1,7 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { locationHeader, nonNull } from "../../platform/schemas.js";
-import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
 import { OrderDetailFragment } from "../orders/routes.js";
 import { StoreEventFragment } from "../events/routes.js";
 import { SCENARIOS, type Scenario } from "./scenarios.js";
@@ -49,7 +48,6 @@ export const sandboxRoutes = [
       "`simulate` (extension to the contract) then moves the order on its own, one status every `stepSeconds` (default 5), through the " +
       "same status change as PATCH /orders/{id}/status, with its events and webhooks, until `until`; a status the order does not " +
       "reach is 422 and creates nothing, and any change to the order by someone else ends the simulation.",
-    body: sandboxOrderInput,
     document: graphql(
       `mutation createSandboxOrder($scenario: SandboxScenario!, $overrides: SandboxOrderOverrides, $simulate: SandboxSimulation) {
         sandboxCreateOrder(scenario: $scenario, overrides: $overrides, simulate: $simulate) { ...OrderDetail } }`,
@@ -79,7 +77,6 @@ export const sandboxRoutes = [
       "for customer.*, orders:read for order.*, catalog:read, merchant:read for store.updated): otherwise 403 INSUFFICIENT_SCOPE naming it, " +
       "and nothing changes. Answers 201 with the event, except catalog.updated, which is aggregated " +
       "over a window (CATALOG_EVENT_WINDOW_MS): 202 with the change `{ action, itemId, itemType }` that will produce it.",
-    body: sandboxEventInput,
     document: graphql(
       `mutation fireSandboxEvent($type: String!) {
         sandboxFireEvent(type: $type) { event { ...StoreEvent } catalogChange { action itemId itemType } } }`,

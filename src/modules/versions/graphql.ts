@@ -46,8 +46,8 @@ builder.mutationField("updatePartnerApplication", (t) =>
       "Pins the token's Application to an API version: its next request, on any process, is answered in it, and webhook endpoints " +
       "created from then on deliver in it (existing endpoints keep theirs).",
     args: { apiVersion: t.arg.string({ required: true }) },
+    input: { body: updateApplicationInput, json: ({ apiVersion }) => ({ body: jsonOf({ apiVersion }) }) },
     resolve: (_root, { apiVersion }, ctx) => {
-      updateApplicationInput.check(jsonOf({ apiVersion }));
       const version = apiVersionOf(apiVersion, "apiVersion");
       return ctx.db.application.update({ where: { id: tenantOf(ctx).applicationId }, data: { apiVersion: version }, select: OWN_FIELDS });
     },

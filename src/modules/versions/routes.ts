@@ -1,6 +1,5 @@
 import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
-import { updateApplicationInput } from "./schemas.js";
 
 const OwnApplicationFragment = graphql(`fragment OwnApplication on OwnApplication { clientId name environment scopes apiVersion }`);
 
@@ -29,7 +28,6 @@ export const applicationRoutes = [
       "The next request, on any process, is answered in `apiVersion`; webhook endpoints created from then on deliver in it (existing " +
       "ones keep theirs: PATCH them). Try a version first by sending `Api-Version` on single requests. An unknown version is 400 " +
       "INVALID_API_VERSION listing the known ones.",
-    body: updateApplicationInput,
     document: graphql(`mutation updateApplication($apiVersion: String!) { updatePartnerApplication(apiVersion: $apiVersion) { ...OwnApplication } }`, [
       OwnApplicationFragment,
     ]),

@@ -1,14 +1,4 @@
 import { defineRoute } from "../../platform/route.js";
-import {
-  createWebhookEndpointInput,
-  deliveryIdPath,
-  listWebhookDeliveriesInput,
-  listWebhookEndpointsInput,
-  recoverWebhookDeliveriesInput,
-  backfillWebhookEndpointInput,
-  updateWebhookEndpointInput,
-} from "./schemas.js";
-import { idPath } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
@@ -65,7 +55,6 @@ export const webhookRoutes = [
     description:
       "The signing secret is returned only here. At most 20 endpoints per application and store; each event type needs its read scope; " +
       "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
-    body: createWebhookEndpointInput,
     document: graphql(
       `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ...WebhookEndpointCreated } }`,
       [WebhookEndpointCreatedFragment],
@@ -82,7 +71,6 @@ export const webhookRoutes = [
     path: "/public/v1/webhooks",
     tag: "Webhooks",
     summary: "List webhook endpoints",
-    query: listWebhookEndpointsInput,
     document: graphql(
       `query listWebhookEndpoints($limit: Int, $cursor: String) {
         webhookEndpointPage(limit: $limit, cursor: $cursor) { data { ...WebhookEndpoint } pagination { ...Pagination } } }`,
@@ -100,7 +88,6 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "List recent webhook deliveries",
     description: 'Newest first. The next page\'s cursor is in the X-Next-Cursor and Link (rel="next") headers, both absent on the last page.',
-    query: listWebhookDeliveriesInput,
     document: graphql(
       `query listWebhookDeliveries($status: WebhookDeliveryStatus, $endpointId: ID, $eventType: String, $limit: Int, $cursor: String) {
         webhookDeliveries(status: $status, endpointId: $endpointId, eventType: $eventType, limit: $limit, cursor: $cursor) {
@@ -131,7 +118,6 @@ export const webhookRoutes = [
     path: `${DELIVERIES_PATH}/{deliveryId}`,
     tag: "Webhooks",
     summary: "Get one webhook delivery (extension to the contract)",
-    pathParams: deliveryIdPath,
     description: "With `payload`, the envelope sent (the same on every attempt).",
     document: graphql(`query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ...WebhookDelivery payload } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.deliveryId }),
@@ -150,7 +136,6 @@ export const webhookRoutes = [
       "Oldest first: each attempt's number, trigger (SCHEDULED, REPLAY, RECOVER, TEST or BACKFILL), start, duration, HTTP status, error, the headers sent " +
       "and up to 4 KiB of the receiver's response body; drill (extension to the contract): duplicate, delayed or reordered when the endpoint's " +
       "fault drill sent or held it, otherwise null.",
-    pathParams: deliveryIdPath,
     document: graphql(`query listWebhookDeliveryAttempts($id: ID!) { webhookDelivery(id: $id) { attemptLog { ...WebhookAttempt } } }`, [
       WebhookAttemptFragment,
     ]),
@@ -173,7 +158,6 @@ export const webhookRoutes = [
     description:
       "Allowed in any status (for example from the dead-letter queue). Queues one attempt now with the same eventId and answers with the delivery in status PENDING; " +
       "success makes it DELIVERED, failure returns a dead letter to DEAD_LETTER and anything else to FAILED, keeping any scheduled retries.",
-    pathParams: deliveryIdPath,
     document: graphql(`mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.deliveryId }),
     respond: (data) => ({ body: data.replayWebhookDelivery }),
@@ -187,7 +171,6 @@ export const webhookRoutes = [
     path: "/public/v1/webhooks/{id}",
     tag: "Webhooks",
     summary: "Get a webhook endpoint",
-    pathParams: idPath,
     document: graphql(`query getWebhookEndpointById($id: ID!) { webhookEndpoint(id: $id) { ...WebhookEndpoint } }`, [WebhookEndpointFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.webhookEndpoint }),
@@ -209,8 +192,6 @@ export const webhookRoutes = [
       "maxDelaySeconds } starts a fault drill on a SANDBOX endpoint (each field optional, 0 when left out, at least one above 0; a PRODUCTION " +
       "endpoint is 422 and nothing changes): new events' deliveries are held and released out of order within the window, delayed up to the " +
       "maximum, and sent twice at the rate (same eventId and webhook-id, each signed), every such attempt marked in the attempt log; drill: null ends it.",
-    pathParams: idPath,
-    body: updateWebhookEndpointInput,
     document: graphql(
       `mutation updateWebhookEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(id: $id, input: $input) { ...WebhookEndpoint } }`,
       [WebhookEndpointFragment],
@@ -236,8 +217,6 @@ export const webhookRoutes = [
       "when nothing else is left in the window it is 422 EVENT_EXPIRED. They are sent at the endpoint's pace; while the endpoint has 100 " +
       "(WEBHOOK_RECOVER_MAX) deliveries waiting to be sent, a call queues nothing and is 429 with Retry-After, the seconds its pace needs for " +
       "them (a call queues only what room is left). 422 when the endpoint is INACTIVE.",
-    pathParams: idPath,
-    body: recoverWebhookDeliveriesInput,
     document: graphql(
       `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count hasMore expired } }`,
     ),
@@ -265,8 +244,6 @@ export const webhookRoutes = [
       "endpoint's pace; while the endpoint has 100 (WEBHOOK_RECOVER_MAX) deliveries waiting to be sent, a call queues nothing and is 429 " +
       "with Retry-After (a call queues only what room is left). 400 when afterSequence is past the store's latest event; 422 when the " +
       "endpoint is INACTIVE.",
-    pathParams: idPath,
-    body: backfillWebhookEndpointInput,
     document: graphql(
       `mutation backfillWebhookEndpoint($id: ID!, $afterSequence: SafeInt!) { backfillWebhookEndpoint(id: $id, afterSequence: $afterSequence) { count hasMore nextAfterSequence } }`,
     ),
@@ -286,7 +263,6 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Delete a webhook endpoint",
     description: "Also deletes its delivery history; queued attempts are dropped.",
-    pathParams: idPath,
     document: graphql(`mutation deleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) }`),
     variables: ({ path }) => ({ id: path.id }),
     respond: () => ({ status: 204 }),
@@ -303,7 +279,6 @@ export const webhookRoutes = [
     description:
       "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery. " +
       "An Application has at most 2 tests (WEBHOOK_TEST_CONCURRENCY) in flight; one more is 429 RATE_LIMIT_EXCEEDED with Retry-After and sends nothing.",
-    pathParams: idPath,
     document: graphql(`mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
     variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.testWebhookEndpoint }),
@@ -319,7 +294,6 @@ export const webhookRoutes = [
     summary: "Rotate the signing secret (extension to the contract)",
     description:
       "Returns a new secret, shown once. For 24 hours every delivery carries two signatures, t=…,v1=<new>,v1=<old>, so receivers can switch without missing one.",
-    pathParams: idPath,
     document: graphql(`mutation rotateWebhookEndpointSecret($id: ID!) { rotateWebhookEndpointSecret(id: $id) { ...WebhookSecretRotated } }`, [
       WebhookSecretRotatedFragment,
     ]),

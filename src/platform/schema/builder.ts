@@ -1,7 +1,15 @@
-import SchemaBuilder from "@pothos/core";
+import SchemaBuilder, {
+  BasePlugin,
+  type FieldNullability,
+  type InputFieldMap,
+  type InputShapeFromFields,
+  type PothosOutputFieldConfig,
+  type SchemaTypes,
+  type TypeParam,
+} from "@pothos/core";
 import PrismaPlugin from "@pothos/plugin-prisma";
 import ScopeAuthPlugin, { type AuthFailure, type AuthScopeFailure } from "@pothos/plugin-scope-auth";
-import { GraphQLError } from "graphql";
+import { GraphQLError, type GraphQLFieldResolver } from "graphql";
 import type PrismaTypes from "../../generated/pothos-types.js";
 import { getDatamodel } from "../../generated/pothos-types.js";
 import type { Scope } from "../auth/scopes.js";
@@ -9,7 +17,8 @@ import { isAdminRole, roleAllows } from "../auth/admin-keys.js";
 import type { AdminRole } from "../db/prisma.js";
 import { ApiError, insufficientScope, sandboxOnly } from "../errors.js";
 import { INSTANT_RULE, parseInstant } from "../input.js";
-import type { Context } from "./context.js";
+import { inputChecked, type Context } from "./context.js";
+import { checkParts, type FieldInput } from "../validate.js";
 
 /** The scope checks that failed, out of any nesting of "any of" and "all of". */
 function scopeFailures(failure: AuthFailure): AuthScopeFailure[] {
@@ -29,6 +38,57 @@ function pothosClient(ctx: Context): { $connect: () => Promise<void> } {
   return new Proxy({ $connect: () => Promise.resolve() }, { get: (target, key) => (key === "$connect" ? target.$connect : Reflect.get(tx, key)) });
 }
 
+type Resolver<Types extends SchemaTypes> = GraphQLFieldResolver<unknown, Types["Context"], object>;
+
+/**
+ * A field's `input` option is the one declaration of its operation's input (src/platform/validate.ts): this plugin
+ * checks the field's arguments with it before the resolver runs (a subscription's, before it subscribes), once per
+ * request, unless the REST router already checked the request it runs for. Listed after the auth plugin, so a
+ * caller who may not use the field learns that first.
+ */
+class FieldInputPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
+  override wrapResolve(resolver: Resolver<Types>, fieldConfig: PothosOutputFieldConfig<Types>): Resolver<Types> {
+    return fieldConfig.kind === "Subscription" ? resolver : checking(resolver, fieldConfig);
+  }
+
+  override wrapSubscribe(subscribe: Resolver<Types> | undefined, fieldConfig: PothosOutputFieldConfig<Types>): Resolver<Types> | undefined {
+    return subscribe && checking(subscribe, fieldConfig);
+  }
+}
+
+function checking<Types extends SchemaTypes>(resolver: Resolver<Types>, fieldConfig: PothosOutputFieldConfig<Types>): Resolver<Types> {
+  const { input } = fieldConfig.pothosOptions;
+  if (!input) return resolver;
+  return (parent, args, context, info) => {
+    // A root field of a REST request's document: the router checked its input already, with REST's names.
+    if (info.path.prev !== undefined || !inputChecked(context)) checkParts(input, input.json(Object.fromEntries(Object.entries(args))));
+    return resolver(parent, args, context, info);
+  };
+}
+
+SchemaBuilder.registerPlugin("fieldInput", FieldInputPlugin);
+
+declare global {
+  export namespace PothosSchemaTypes {
+    export interface Plugins<Types extends SchemaTypes> {
+      fieldInput: FieldInputPlugin<Types>;
+    }
+
+    export interface FieldOptions<
+      Types extends SchemaTypes,
+      ParentShape,
+      Type extends TypeParam<Types>,
+      Nullable extends FieldNullability<Type>,
+      Args extends InputFieldMap,
+      ResolveShape,
+      ResolveReturnShape,
+    > {
+      /** The operation's input: its validators in REST's names and how the arguments read as them. */
+      input?: FieldInput<InputShapeFromFields<Args>>;
+    }
+  }
+}
+
 export const builder = new SchemaBuilder<{
   Context: Context;
   PrismaTypes: PrismaTypes;
@@ -42,7 +102,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
 }>({
   defaultFieldNullability: false,
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, "fieldInput", PrismaPlugin],
   prisma: { client: pothosClient, dmmf: getDatamodel(), exposeDescriptions: false, filterConnectionTotalCount: true },
   scopeAuth: {
     authScopes: (ctx) => ({

@@ -31,6 +31,16 @@ export interface Context {
   receipt: EventReceipt;
 }
 
+/** Contexts of REST requests whose router checked the operation's input before running it (see FieldInput). */
+const checkedByRouter = new WeakSet<object>();
+
+/** Says the router checked the input of the operation this context runs, so its root field does not check again. */
+export const markInputChecked = (ctx: Context): void => {
+  checkedByRouter.add(ctx);
+};
+
+export const inputChecked = (ctx: object): boolean => checkedByRouter.has(ctx);
+
 /** Builds a request context; tests call it directly, without HTTP. */
 export function createContext(
   services: Services,

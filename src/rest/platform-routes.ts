@@ -1,0 +1,117 @@
+import { API_VERSIONS } from "../platform/versions.js";
+import type { JsonSchema } from "../platform/json.js";
+import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
+
+/**
+ * The routes no GraphQL operation answers: the token endpoints, the key set and the contract itself. Each is a
+ * row like the route table's, saying its method, path and HTTP answer; its handler is the HTTP adapter's
+ * (src/http/server.ts, by operationId) and its OpenAPI entry is rendered from the row (./openapi-platform.ts).
+ */
+export interface PlatformRoute {
+  operationId: string;
+  method: "GET" | "POST";
+  path: string;
+  tag: string;
+  summary: string;
+  description: string;
+  /** Listed before the route table's operations in the document (else after them). */
+  first: boolean;
+  /** Who may call it: anyone, or an Application's client with its credentials (in the body, or HTTP Basic). */
+  caller: "anyone" | "client";
+  /** Query parameters it reads, as documented; the handler checks them (an unknown version is its own 400). */
+  query?: Record<string, JsonSchema>;
+  /** The request body's schema component, and whether it also comes as an HTML form. */
+  body?: { component: string; form?: boolean };
+  response: {
+    description: string;
+    /** The body's schema component. */
+    component: string;
+    /** Answers carry `Cache-Control: no-store` (a token must never be cached). */
+    noStore?: boolean;
+  };
+  /** The error statuses it answers. */
+  errors: number[];
+}
+
+const TOKEN_RESPONSE = { description: "The access token", component: "TokenResponse", noStore: true };
+
+export const PLATFORM_ROUTES: PlatformRoute[] = [
+  {
+    operationId: "createToken",
+    method: "POST",
+    path: "/partner/auth/token",
+    tag: "Authentication",
+    summary: "Exchange client credentials for an access token",
+    description:
+      "OAuth 2.0 client credentials grant. Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
+    first: true,
+    caller: "client",
+    body: { component: "TokenRequest", form: true },
+    response: TOKEN_RESPONSE,
+    errors: [400, 401, 403, 413, 415, 429, 500, 503],
+  },
+  {
+    operationId: "exchangePortalLink",
+    method: "POST",
+    path: PORTAL_LINK_EXCHANGE_PATH,
+    tag: "Authentication",
+    summary: "Exchange a portal link for an access token (extension to the contract)",
+    description:
+      "Extension to the contract. The partner portal (`/portal`) signs in with a one-time link an administrator made for an Application on a store " +
+      "(GraphQL `createPortalLink` or `npm run admin -- create-portal-link`): the link's secret travels in its URL fragment, which never reaches " +
+      "a server log or a Referer, and the page sends it here. The answer is the token endpoint's, for that Application and store. A link signs " +
+      "in once and until it expires: an unknown, used or expired link is 401 INVALID_TOKEN saying which, and counts toward the token endpoint's " +
+      "failure limit of the source address; a link whose grant was revoked or whose Application was disabled since is 403 FORBIDDEN. " +
+      "This is the only route that exists for the portal alone: everything else the portal does is a documented route of this API.",
+    first: true,
+    caller: "anyone",
+    body: { component: "PortalLinkExchange" },
+    response: TOKEN_RESPONSE,
+    errors: [400, 401, 403, 413, 415, 429, 500, 503],
+  },
+  {
+    operationId: "getJwks",
+    method: "GET",
+    path: "/.well-known/jwks.json",
+    tag: "Authentication",
+    summary: "Public keys that verify access tokens",
+    description: "JSON Web Key Set (RFC 7517). Pick the key by the token header's `kid`; refetch on an unknown `kid` (keys rotate).",
+    first: true,
+    caller: "anyone",
+    response: { description: "The key set", component: "JsonWebKeySet" },
+    errors: [500],
+  },
+  {
+    operationId: "getOpenApiDocument",
+    method: "GET",
+    path: "/public/v1/openapi.json",
+    tag: "Contract",
+    summary: "This OpenAPI 3.1 document",
+    description: "No token needed. The reference page at `/docs` renders it. Without `version`, the latest version's document.",
+    first: false,
+    caller: "anyone",
+    query: {
+      version: {
+        type: "string",
+        enum: [...API_VERSIONS],
+        description: "The API version whose document to answer; an unknown one is 400 INVALID_API_VERSION",
+      },
+    },
+    response: { description: "The document", component: "OpenApiDocument" },
+    errors: [400, 500],
+  },
+  {
+    operationId: "listApiVersions",
+    method: "GET",
+    path: "/public/v1/versions",
+    tag: "Contract",
+    summary: "The API versions (extension to the contract)",
+    description:
+      "No token needed. Newest first, each with its status, release date, what it changed, and for a deprecated one when it was " +
+      "deprecated and (once set) its sunset date.",
+    first: false,
+    caller: "anyone",
+    response: { description: "The versions", component: "ApiVersionList" },
+    errors: [500],
+  },
+];

@@ -1,0 +1,71 @@
+import { parse } from "graphql";
+import { describe, expect, it } from "vitest";
+import { builder } from "../../src/platform/schema/builder.js";
+import "../../src/graphql/schema.js";
+import type { Route } from "../../src/platform/route.js";
+import { idPath, shortText } from "../../src/platform/schemas.js";
+import { defineBody } from "../../src/platform/validate.js";
+import { buildCodeOpenApi } from "../../src/rest/openapi.js";
+import { authorizedRoutes } from "../../src/rest/authorization.js";
+
+/**
+ * An operation is declared once, as its GraphQL field: its scope (`authScopes`) and its input (`input`). A REST row
+ * that says only its method, path, document, variables and answer gets both from the field, and so does the OpenAPI
+ * document: the request schema, the path parameter and the scope appear without the row naming any of them.
+ */
+const labelInput = defineBody({ type: "object", required: ["label"], properties: { label: shortText(40, "What the kitchen prints") } });
+
+builder.mutationField("labelOrder", (t) =>
+  t.boolean({
+    description: "A probe operation: labels an order.",
+    authScopes: { scope: "orders:write" },
+    args: { id: t.arg.id({ required: true }), label: t.arg.string({ required: true }) },
+    input: { path: idPath, body: labelInput, json: (args) => ({ path: { id: args.id }, body: { label: args.label } }) },
+    resolve: () => true,
+  }),
+);
+const schema = builder.toSchema({ sortSchema: true });
+
+const document = parse("mutation labelOrder($id: ID!, $label: String!) { labelOrder(id: $id, label: $label) }");
+const row: Route = {
+  operationId: "labelOrder",
+  method: "POST",
+  path: "/public/v1/orders/{id}/label",
+  tag: "Orders",
+  summary: "Label an order",
+  document,
+  variables: ({ path, body }, read) => ({ id: path.id, label: read?.field(body, "label") }),
+  answer: async (run, input) => ({ body: await run(document, row.variables(input)) }),
+  status: 200,
+  response: { description: "Labelled", component: "LabelResult" },
+};
+
+describe("an operation added as a field and a row with its method and path", () => {
+  it("has the field's scope and input on the route", () => {
+    const [route] = authorizedRoutes(schema, [row]);
+    expect(route).toMatchObject({ scope: "orders:write", sandboxOnly: false, pathParams: idPath, body: labelInput });
+    expect(route.query).toBeUndefined();
+  });
+
+  it("appears in the OpenAPI document with its request schema, path parameter and scope", () => {
+    const doc = buildCodeOpenApi([row], schema, "http://api.test.local");
+    const operation = doc.paths["/public/v1/orders/{id}/label"]?.post;
+    expect(operation).toBeDefined();
+    expect(operation?.security).toEqual([{ oauth2: ["orders:write"] }]);
+    expect(operation?.description).toContain("Scope: `orders:write`.");
+    expect(operation?.requestBody).toEqual({
+      required: true,
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["label"],
+            properties: { label: { type: "string", minLength: 1, maxLength: 40, description: "What the kitchen prints" } },
+          },
+        },
+      },
+    });
+    expect(operation?.parameters).toContainEqual({ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } });
+    expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining(["200", "400", "403", "404"]));
+  });
+});
