@@ -47,9 +47,11 @@ builder.mutationField("updatePartnerApplication", (t) =>
       "created from then on deliver in it (existing endpoints keep theirs).",
     args: { apiVersion: t.arg.string({ required: true }) },
     input: { body: updateApplicationInput, json: ({ apiVersion }) => ({ body: jsonOf({ apiVersion }) }) },
-    resolve: (_root, { apiVersion }, ctx) => {
+    resolve: async (_root, { apiVersion }, ctx) => {
       const version = apiVersionOf(apiVersion, "apiVersion");
-      return ctx.db.application.update({ where: { id: tenantOf(ctx).applicationId }, data: { apiVersion: version }, select: OWN_FIELDS });
+      const application = await ctx.db.application.update({ where: { id: tenantOf(ctx).applicationId }, data: { apiVersion: version }, select: OWN_FIELDS });
+      ctx.services.grants.changed();
+      return application;
     },
   }),
 );

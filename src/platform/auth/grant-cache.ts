@@ -73,6 +73,14 @@ export class GrantCache {
     return principal;
   }
 
+  /**
+   * A grant this process changed: cleared now, so its caller's next request here sees the change without waiting for
+   * the notification (which still clears every other process, and this one again).
+   */
+  changed(): void {
+    this.invalidate();
+  }
+
   /** How many grants are held. */
   get size(): number {
     return this.entries.size;
