@@ -254,8 +254,8 @@ async function bareThroughput(ctx: BenchContext, receiver: Receiver, endpoints: 
   return bare;
 }
 
-/** `part` as a multiple of `whole`, as the verdicts print it. */
-const times = (part: number, whole: number) => `${(part / whole).toFixed(2)}x`;
+/** `part` as a multiple of `whole`, as the verdicts print it; a dash when one is not measured (the database's CPU with BENCH_DATABASE_URL). */
+const times = (part: number, whole: number) => (Number.isFinite(part / whole) ? `${(part / whole).toFixed(2)}x` : "—");
 
 export async function benchDeliveryThroughput(
   ctx: BenchContext,
