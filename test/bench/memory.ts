@@ -1,5 +1,6 @@
 import type { BenchContext, ModuleResult } from "./context.js";
 import { fmt } from "./lib/report.js";
+import { peakRssByName } from "./lib/processes.js";
 
 /**
  * The API process's lifetime peak resident memory (the kernel's VmHWM, so no sample can miss it), after everything
@@ -46,5 +47,33 @@ export async function benchMemory(ctx: BenchContext, clients: number, perClient:
     ],
     measurements: [],
     notes: unexpected ? [`memory: ${unexpected} token requests answered neither 200 nor 503 (${answered})`] : [],
+  };
+}
+
+/** The service's own processes (not the baselines'), by the names the bench starts them under. */
+const SERVICE_PROCESSES = ["api", "worker", "fairness-worker"];
+const MB = (mib: number) => (mib * 2 ** 20) / 1e6;
+
+/**
+ * The goal's figure: each of the service's processes' lifetime peak resident memory (VmHWM) through everything the run
+ * did, the fairness module included; read once every module has run.
+ */
+export function peakRssVerdict(): ModuleResult {
+  const peaks = peakRssByName();
+  const measured = SERVICE_PROCESSES.filter((name) => peaks.has(name)).map((name) => [name, MB(peaks.get(name) ?? 0)] as const);
+  const highest = Math.max(0, ...measured.map(([, mb]) => mb));
+  return {
+    verdicts: [
+      {
+        benchmark: "Peak resident memory (VmHWM) of each service process through the whole run",
+        figure: measured.map(([name, mb]) => `${name} ${mb.toFixed(0)} MB`).join(", ") || "no service process ran",
+        against: "—",
+        value: measured.length ? highest : null,
+        goal: "≤ 200 MB each",
+        pass: measured.length ? highest <= 200 : null,
+      },
+    ],
+    measurements: [],
+    notes: [],
   };
 }

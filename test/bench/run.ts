@@ -20,7 +20,7 @@ import { benchDeliveryLatency, queueLatency } from "./delivery-latency.js";
 import { benchDeliveryThroughput, queueThroughput } from "./delivery-throughput.js";
 import { profileApi } from "./profile.js";
 import { readRoutes, someOrders } from "./lib/read-routes.js";
-import { benchMemory } from "./memory.js";
+import { benchMemory, peakRssVerdict } from "./memory.js";
 import { benchLimiter } from "./limiter.js";
 import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js";
 
@@ -35,7 +35,7 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
- * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (7000),
+ * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (9000),
  * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
  * BENCH_RATE_LIMIT_BACKEND (memory; postgres or redis, the latter with BENCH_REDIS_URL),
  * BENCH_ABUSE_RATE (50: the fairness module's abuser, requests per second),
@@ -82,7 +82,7 @@ const datasetOptions: DatasetOptions = deliveryOnly
 const latencySeconds = quick ? 5 : 15;
 const throughputSeconds = quick ? 10 : 60;
 const throughputBaselineSeconds = quick ? 5 : 10;
-const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 7000);
+const deliveryRate = envNumber("BENCH_DELIVERY_RATE", 9000);
 const profileSeconds = quick ? 3 : 8;
 const limiterTakes = quick ? 5_000 : 30_000;
 const sequenceSeconds = quick ? 2 : 5;
@@ -246,6 +246,7 @@ async function main(): Promise<void> {
   }
   // Last: the abuse may leave the API process larger, or gone, for any module after it.
   if (wants("fairness")) results.push(await timed("fairness", () => benchFairness(ctx, fairness)));
+  results.push(peakRssVerdict());
   phase.total = (performance.now() - t0) / 1000;
 
   const report: Report = {

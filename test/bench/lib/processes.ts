@@ -31,6 +31,15 @@ export interface Service {
 }
 
 const running = new Set<Service>();
+/** The highest VmHWM seen of each process name, read as its process stops (a process that dies on its own is missed). */
+const peaks = new Map<string, number>();
+
+/** Each process name's lifetime peak resident memory in MiB: the stopped ones' as they stopped, the running ones' now. */
+export function peakRssByName(): Map<string, number> {
+  const out = new Map(peaks);
+  for (const s of running) out.set(s.name, Math.max(out.get(s.name) ?? 0, s.peakRssMiB()));
+  return out;
+}
 
 export interface StartOptions {
   name: string;
@@ -67,6 +76,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
     async stop() {
       running.delete(service);
       if (!alive) return child.exitCode;
+      peaks.set(service.name, Math.max(peaks.get(service.name) ?? 0, service.peakRssMiB()));
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
       const code = await exited;

@@ -14,6 +14,8 @@ import type { Receiver } from "./receiver.js";
 export interface Endpoint {
   tenant: BenchTenant;
   path: string;
+  /** The secret the registration returned (the bare delivery loop signs with it). */
+  secret: string;
 }
 
 export type DeliverySetup = { available: true; endpoints: Endpoint[]; worker: Service } | { available: false; reason: string };
@@ -35,7 +37,7 @@ export async function prepareDeliveries(ctx: BenchContext, receiver: Receiver): 
     const body = (await res.json()) as { secret?: string };
     if (res.status !== 201 || !body.secret) throw new Error(`registering a webhook endpoint: ${res.status} ${JSON.stringify(body)}`);
     receiver.setSecret(path, body.secret);
-    endpoints.push({ tenant, path });
+    endpoints.push({ tenant, path, secret: body.secret });
   }
   // BENCH_WORKER_PROFILE_DIR: where the worker writes a --cpu-prof profile when it stops (to see where its time goes).
   const profileDir = process.env.BENCH_WORKER_PROFILE_DIR;
@@ -56,6 +58,30 @@ export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver
     name: "queue-baseline",
     args: ["--import", "tsx", "test/bench/baselines/queue-worker.ts"],
     env: { DATABASE_URL: ctx.databaseUrl, BENCH_SECRET: secret },
+    logDir: ctx.logDir,
+    ready: /"msg":"worker started"/,
+  });
+  try {
+    return await work(worker);
+  } finally {
+    await worker.stop();
+  }
+}
+
+/** The bare delivery loop's queue and record tables (baselines/bare-delivery-loop.ts), made anew for each run. */
+export const BARE_TABLES = `
+drop table if exists bench_bare_job, bench_bare_delivery;
+create table bench_bare_job (id bigserial primary key, event_id uuid not null, claimed_at timestamptz);
+create table bench_bare_delivery (event_id uuid, endpoint_id uuid, http_status int, attempted_at timestamptz not null default now(),
+  primary key (event_id, endpoint_id))`;
+
+/** Runs `work` while the bare delivery loop runs, posting to the endpoints of `endpoints` on the run's receiver. */
+export async function withBareLoop<T>(ctx: BenchContext, receiver: Receiver, endpoints: Endpoint[], work: (worker: Service) => Promise<T>): Promise<T> {
+  const secrets = Object.fromEntries(endpoints.map((e) => [receiver.url(e.path), e.secret]));
+  const worker = await startService({
+    name: "bare-delivery-loop",
+    args: ["--import", "tsx", "test/bench/baselines/bare-delivery-loop.ts"],
+    env: { DATABASE_URL: ctx.databaseUrl, BARE_SECRETS: JSON.stringify(secrets) },
     logDir: ctx.logDir,
     ready: /"msg":"worker started"/,
   });
