@@ -29,48 +29,28 @@ const GOAL = "≥ 8,000/s and ≥ 0.9x of the bare loop's rate, zero lost, no du
 const GOAL_RATE = 8000;
 const GOAL_RATIO = 0.9;
 
-// The events and their fan_out_event jobs (same payload and job key as emitEvent's), one add_jobs call per tick: the
-// producer stands in for many API transactions, and 80 add_job calls per statement would make it, not the worker,
-// the limit on these 2 shared cores.
-const PRODUCE_EVENTS = `
+/** The tick's events, inserted as the API's transactions insert them; both producers below start with it. */
+const INSERT_EVENTS = `
 with ev as (
   insert into "Event" (id, "storeId", type, data)
   select gen_random_uuid(), ($2::uuid[])[1 + g % cardinality($2::uuid[])], 'order.created',
     jsonb_build_object('orderId', gen_random_uuid(), 'orderNumber', 1000 + g, 'total', 42.5, 'type', 'DELIVERY', 'status', 'PENDING')
   from generate_series(1, $1::int) g
   returning id
-), jobs as (
+)`;
+
+// The events and their fan_out_event jobs (same payload and job key as emitEvent's), one add_jobs call per tick: the
+// producer stands in for many API transactions, and 80 add_job calls per statement would make it, not the worker,
+// the limit on these 2 shared cores.
+const PRODUCE_EVENTS = `${INSERT_EVENTS}, jobs as (
   select count(*) from graphile_worker.add_jobs((
     select array_agg(row($3::text, json_build_object('eventId', id::text), null, null, null, 'fan_out:' || id, null, null)::graphile_worker.job_spec) from ev
   ))
 )
 select id from ev cross join jobs`;
 
-/** EXPERIMENT: one job per store per tick carrying its events (graphile-worker's batch-job payload shape). */
-const PRODUCE_EVENTS_BATCHED = `
-with ev as (
-  insert into "Event" (id, "storeId", type, data)
-  select gen_random_uuid(), ($2::uuid[])[1 + g % cardinality($2::uuid[])], 'order.created',
-    jsonb_build_object('orderId', gen_random_uuid(), 'orderNumber', 1000 + g, 'total', 42.5, 'type', 'DELIVERY', 'status', 'PENDING')
-  from generate_series(1, $1::int) g
-  returning id, "storeId"
-), jobs as (
-  select count(*) from graphile_worker.add_jobs((
-    select array_agg(row($3::text, p.payload, null, null, null, null, null, null)::graphile_worker.job_spec)
-    from (select json_agg(json_build_object('eventId', id::text)) as payload from ev group by "storeId") p
-  ))
-)
-select id from ev cross join jobs`;
-
 /** The same events, queued for the bare delivery loop instead (a row of its queue table per event). */
-const PRODUCE_BARE = `
-with ev as (
-  insert into "Event" (id, "storeId", type, data)
-  select gen_random_uuid(), ($2::uuid[])[1 + g % cardinality($2::uuid[])], 'order.created',
-    jsonb_build_object('orderId', gen_random_uuid(), 'orderNumber', 1000 + g, 'total', 42.5, 'type', 'DELIVERY', 'status', 'PENDING')
-  from generate_series(1, $1::int) g
-  returning id
-), queued as (insert into bench_bare_job (event_id) select id from ev)
+const PRODUCE_BARE = `${INSERT_EVENTS}, queued as (insert into bench_bare_job (event_id) select id from ev)
 select id from ev`;
 
 const PRODUCE_JOBS = `
@@ -278,9 +258,7 @@ export async function benchDeliveryThroughput(
   const storeIds = setup.endpoints.map((e) => e.tenant.storeId);
   ctx.say(`delivery throughput: offering ${fmt.int(rate)} events/s for ${seconds} s over ${setup.endpoints.length} endpoints`);
   const ours = await measure(ctx, receiver, setup.worker, seconds, rate, async (client, n) =>
-    (await client.query<{ id: string }>(process.env.BENCH_FAN_OUT_BATCH ? PRODUCE_EVENTS_BATCHED : PRODUCE_EVENTS, [n, storeIds, FAN_OUT_TASK])).rows.map(
-      (r) => r.id,
-    ),
+    (await client.query<{ id: string }>(PRODUCE_EVENTS, [n, storeIds, FAN_OUT_TASK])).rows.map((r) => r.id),
   );
   ctx.say(`  ${summary(ours, rate)}`);
   const slices = sliceLine(ours);

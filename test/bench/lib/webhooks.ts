@@ -50,14 +50,18 @@ export async function prepareDeliveries(ctx: BenchContext, receiver: Receiver): 
 export const QUEUE_BASELINE_TASK = "bench_post";
 export const QUEUE_BASELINE_PATH = "/queue-baseline";
 
-/** Runs `work` while the queue baseline worker runs (and only then: an idle worker still polls). */
-export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver, work: (worker: Service) => Promise<T>): Promise<T> {
-  const secret = `whsec_${randomBytes(32).toString("base64url")}`;
-  receiver.setSecret(QUEUE_BASELINE_PATH, secret);
+/** Runs `work` while a baseline delivery process (test/bench/baselines/<script>) runs, and only then: an idle one still polls. */
+async function withBaseline<T>(
+  ctx: BenchContext,
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  work: (worker: Service) => Promise<T>,
+): Promise<T> {
   const worker = await startService({
-    name: "queue-baseline",
-    args: ["--import", "tsx", "test/bench/baselines/queue-worker.ts"],
-    env: { DATABASE_URL: ctx.databaseUrl, BENCH_SECRET: secret },
+    name,
+    args: ["--import", "tsx", `test/bench/baselines/${script}`],
+    env: { DATABASE_URL: ctx.databaseUrl, ...env },
     logDir: ctx.logDir,
     ready: /"msg":"worker started"/,
   });
@@ -66,6 +70,13 @@ export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver
   } finally {
     await worker.stop();
   }
+}
+
+/** Runs `work` while the queue baseline worker runs. */
+export async function withQueueBaseline<T>(ctx: BenchContext, receiver: Receiver, work: (worker: Service) => Promise<T>): Promise<T> {
+  const secret = `whsec_${randomBytes(32).toString("base64url")}`;
+  receiver.setSecret(QUEUE_BASELINE_PATH, secret);
+  return withBaseline(ctx, "queue-baseline", "queue-worker.ts", { BENCH_SECRET: secret }, work);
 }
 
 /** The bare delivery loop's queue and record tables (baselines/bare-delivery-loop.ts), made anew for each run. */
@@ -78,16 +89,5 @@ create table bench_bare_delivery (event_id uuid, endpoint_id uuid, http_status i
 /** Runs `work` while the bare delivery loop runs, posting to the endpoints of `endpoints` on the run's receiver. */
 export async function withBareLoop<T>(ctx: BenchContext, receiver: Receiver, endpoints: Endpoint[], work: (worker: Service) => Promise<T>): Promise<T> {
   const secrets = Object.fromEntries(endpoints.map((e) => [receiver.url(e.path), e.secret]));
-  const worker = await startService({
-    name: "bare-delivery-loop",
-    args: ["--import", "tsx", "test/bench/baselines/bare-delivery-loop.ts"],
-    env: { DATABASE_URL: ctx.databaseUrl, BARE_SECRETS: JSON.stringify(secrets) },
-    logDir: ctx.logDir,
-    ready: /"msg":"worker started"/,
-  });
-  try {
-    return await work(worker);
-  } finally {
-    await worker.stop();
-  }
+  return withBaseline(ctx, "bare-delivery-loop", "bare-delivery-loop.ts", { BARE_SECRETS: JSON.stringify(secrets) }, work);
 }
