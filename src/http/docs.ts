@@ -8,6 +8,7 @@ import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 import { send } from "../platform/http/response.js";
 import { API_VERSION_HEADER, apiVersionOf, LATEST_API_VERSION, type ApiVersion, type VersionLifecycles } from "../platform/versions.js";
 import { versionList } from "../modules/versions/render.js";
+import { OPENAPI_DOCUMENT_PATH } from "../rest/platform-routes.js";
 
 /**
  * The published contract: GET /public/v1/openapi.json (no token) and the reference page GET /docs, which
@@ -15,8 +16,6 @@ import { versionList } from "../modules/versions/render.js";
  * so the page works offline and loads nothing from a CDN.
  */
 
-export const OPENAPI_PATH = "/public/v1/openapi.json";
-export const VERSIONS_PATH = "/public/v1/versions";
 export const DOCS_PATH = "/docs";
 const REDOC_PATH = "/docs/assets/redoc.standalone.js";
 
@@ -38,15 +37,19 @@ const PAGE = `<!doctype html>
 <style>body { margin: 0; padding: 0; }</style>
 </head>
 <body>
-<redoc spec-url="${OPENAPI_PATH}" expand-responses="200,201" path-in-middle-panel="true" required-props-first="true"></redoc>
+<redoc spec-url="${OPENAPI_DOCUMENT_PATH}" expand-responses="200,201" path-in-middle-panel="true" required-props-first="true"></redoc>
 <script src="${REDOC_PATH}"></script>
 </body>
 </html>
 `;
 
 export interface Docs {
+  /** The reference page and its script. */
   handles(path: string): boolean;
   handle(method: string, url: URL, res: ServerResponse): void;
+  /** The platform routes getOpenApiDocument and listApiVersions (their rows, src/rest/platform-routes.ts, route here). */
+  document(url: URL, res: ServerResponse): void;
+  versions(res: ServerResponse): void;
 }
 
 function sendText(res: ServerResponse, type: string, body: string | Buffer, cache: string, extra: Record<string, string> = {}): void {
@@ -69,32 +72,27 @@ export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSche
   let redoc: Buffer | null = null;
 
   return {
-    // The document and the version list are platform routes (src/rest/platform-routes.ts), dispatched to `handle` by their rows.
     handles: (path) => path === DOCS_PATH || path.startsWith(`${DOCS_PATH}/`),
+    document(url, res) {
+      const given = url.searchParams.get("version");
+      const version = given === null ? LATEST_API_VERSION : apiVersionOf(given, "version");
+      // Any origin may read the public contract (API tools, editors).
+      sendText(res, "application/json; charset=utf-8", documentOf(version), "public, max-age=300", {
+        "access-control-allow-origin": "*",
+        [API_VERSION_HEADER]: version,
+      });
+    },
+    versions(res) {
+      send(
+        res,
+        200,
+        { data: versions, latest: LATEST_API_VERSION },
+        { "cache-control": "public, max-age=300", "access-control-allow-origin": "*", [API_VERSION_HEADER]: LATEST_API_VERSION },
+      );
+    },
     handle(method, url, res) {
       const path = url.pathname;
       if (method !== "GET") throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET" });
-      if (path === OPENAPI_PATH) {
-        const given = url.searchParams.get("version");
-        const version = given === null ? LATEST_API_VERSION : apiVersionOf(given, "version");
-        // Any origin may read the public contract (API tools, editors).
-        return sendText(res, "application/json; charset=utf-8", documentOf(version), "public, max-age=300", {
-          "access-control-allow-origin": "*",
-          [API_VERSION_HEADER]: version,
-        });
-      }
-      if (path === VERSIONS_PATH) {
-        return send(
-          res,
-          200,
-          { data: versions, latest: LATEST_API_VERSION },
-          {
-            "cache-control": "public, max-age=300",
-            "access-control-allow-origin": "*",
-            [API_VERSION_HEADER]: LATEST_API_VERSION,
-          },
-        );
-      }
       if (path === DOCS_PATH || path === `${DOCS_PATH}/`) return sendText(res, "text/html; charset=utf-8", PAGE, "public, max-age=300");
       if (path === REDOC_PATH) {
         redoc ??= Buffer.from(readFileSync(require.resolve("redoc/bundles/redoc.standalone.js"), "utf8").replaceAll(REDOC_CDN_LOGO, EMPTY_IMAGE));

@@ -158,8 +158,8 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       );
     },
     getJwks: (_req, res) => send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" }),
-    getOpenApiDocument: (req, res, url) => docs.handle(req.method ?? "GET", url, res),
-    listApiVersions: (req, res, url) => docs.handle(req.method ?? "GET", url, res),
+    getOpenApiDocument: (_req, res, url) => docs.document(url, res),
+    listApiVersions: (_req, res) => docs.versions(res),
   };
   const platform = platformRoutes(handlers);
 

@@ -33,6 +33,10 @@ export interface PlatformRoute {
   errors: number[];
 }
 
+/** The contract's own addresses: the document (its reference page loads it) and the version list (deprecation links point at it). */
+export const OPENAPI_DOCUMENT_PATH = "/public/v1/openapi.json";
+export const VERSIONS_PATH = "/public/v1/versions";
+
 const TOKEN_RESPONSE = { description: "The access token", component: "TokenResponse", noStore: true };
 
 export const PLATFORM_ROUTES: PlatformRoute[] = [
@@ -84,7 +88,7 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
   {
     operationId: "getOpenApiDocument",
     method: "GET",
-    path: "/public/v1/openapi.json",
+    path: OPENAPI_DOCUMENT_PATH,
     tag: "Contract",
     summary: "This OpenAPI 3.1 document",
     description: "No token needed. The reference page at `/docs` renders it. Without `version`, the latest version's document.",
@@ -103,7 +107,7 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
   {
     operationId: "listApiVersions",
     method: "GET",
-    path: "/public/v1/versions",
+    path: VERSIONS_PATH,
     tag: "Contract",
     summary: "The API versions (extension to the contract)",
     description:

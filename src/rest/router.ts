@@ -17,10 +17,8 @@ import type { Route, RouteInput, RouteResult, RunOperation } from "../platform/r
 import { API_VERSION_HEADER, lifecycleHeaders, type ApiVersion } from "../platform/versions.js";
 import { versionRequest, VersionedResponses } from "../modules/versions/render.js";
 import { buildCodeOpenApi } from "./openapi.js";
+import { VERSIONS_PATH } from "./platform-routes.js";
 import type { OpenApiDocument } from "./openapi-document.js";
-
-/** Where a deprecated version's Link header points (served by src/http/docs.ts). */
-const VERSIONS_PATH = "/public/v1/versions";
 
 interface CompiledRoute {
   route: AuthorizedRoute;
@@ -94,6 +92,8 @@ export class RestRouter {
   /** Each version's renderer, built on its first request from the OpenAPI document of the code's shape. */
   private readonly versions = new Map<ApiVersion, VersionedResponses>();
   private codeDocument: OpenApiDocument | null = null;
+  /** Where a deprecated version's Link header points. */
+  private readonly versionsUrl: string;
 
   constructor(
     private readonly services: Services,
@@ -102,6 +102,7 @@ export class RestRouter {
     private readonly middleware: RouteMiddleware[] = [],
     private readonly runOperation: OperationRunner = (op, ctx) => runDocument(schema, op.document, op.variables, ctx),
   ) {
+    this.versionsUrl = `${services.config.publicBaseUrl}${VERSIONS_PATH}`;
     this.compiled = authorizedRoutes(schema, routes).map((route) => {
       const { pattern, paramNames } = compilePath(route.path);
       checkDocument(schema, route.document, route.operationId);
@@ -164,7 +165,7 @@ export class RestRouter {
     const { route } = compiled;
     const principal = this.authorize(route, r.principal);
     const version = r.apiVersion ?? principal.apiVersion;
-    const lifecycle = lifecycleHeaders(this.services.config.apiVersionLifecycles[version], `${this.services.config.publicBaseUrl}${VERSIONS_PATH}`);
+    const lifecycle = lifecycleHeaders(this.services.config.apiVersionLifecycles[version], this.versionsUrl);
     // Set now, so a problem answered from here on carries them too.
     r.res.setHeader(API_VERSION_HEADER, version);
     for (const [name, value] of Object.entries(lifecycle)) r.res.setHeader(name, value);

@@ -13,33 +13,42 @@ for (const [i, change] of VERSION_CHANGES.entries()) {
   if (change.version !== API_VERSIONS[i + 1]) throw new Error(`version change ${i} is for ${change.version}, not ${API_VERSIONS[i + 1]}`);
 }
 
-/** The changes newer than each version, newest first: the order in which an answer is taken back to it. */
-const NEWER = new Map(API_VERSIONS.map((version) => [version, VERSION_CHANGES.filter((change) => !atLeast(version, change.version)).reverse()]));
+/** The changes newer than each version, both ways: newest first takes an answer back to it, oldest first a request forward. */
+const NEWER = new Map(
+  API_VERSIONS.map((version) => {
+    const oldestFirst = VERSION_CHANGES.filter((change) => !atLeast(version, change.version));
+    return [version, { newestFirst: oldestFirst.toReversed(), oldestFirst }];
+  }),
+);
 
 function changesAfter(version: ApiVersion): readonly VersionChange[] {
-  return NEWER.get(version) ?? [];
+  return NEWER.get(version)?.newestFirst ?? [];
 }
 
 /** Rewrites a request's query of `version` into the newest version's (oldest change first), before the route reads it. */
 export function versionRequest(version: ApiVersion, operationId: string, query: Record<string, unknown>): void {
-  for (const change of changesAfter(version).toReversed()) change.requests?.[operationId]?.(query);
+  for (const change of NEWER.get(version)?.oldestFirst ?? []) change.requests?.[operationId]?.(query);
 }
 
 /** An event's `data` in `version`. */
 export function versionEventData(version: ApiVersion, type: string, data: unknown): unknown {
   let out = data;
-  for (const change of changesAfter(version)) {
-    const transform = change.events?.[type];
-    if (transform && isRecord(out)) out = transform(out);
-  }
+  for (const change of changesAfter(version)) out = eventStep(change, type, out);
   return out;
+}
+
+/** One change's rewrite of an event's `data`, if it has one for the type. */
+function eventStep(change: VersionChange, type: string, data: unknown): unknown {
+  const transform = change.events?.[type];
+  return transform && isRecord(data) ? transform(data) : data;
 }
 
 /** An envelope (`eventType`, `data`, …) in `version`; anything else is returned as it is. */
 export function versionEnvelope(version: ApiVersion, envelope: unknown): unknown {
-  if (!isRecord(envelope) || typeof envelope.eventType !== "string") return envelope;
-  const data = versionEventData(version, envelope.eventType, envelope.data);
-  return data === envelope.data ? envelope : { ...envelope, data };
+  if (!isRecord(envelope)) return envelope;
+  let out = envelope;
+  for (const change of changesAfter(version)) out = versionEnvelopeStep(change, out);
+  return out;
 }
 
 type Rewrite = (value: unknown) => unknown;
@@ -196,10 +205,11 @@ export class VersionedResponses {
   }
 }
 
-/** One change's rewrite of an envelope's data. */
+/** One change's rewrite of an envelope's data; an envelope it does not change is returned as it is. */
 function versionEnvelopeStep(change: VersionChange, envelope: Record<string, unknown>): Record<string, unknown> {
-  const transform = typeof envelope.eventType === "string" ? change.events?.[envelope.eventType] : undefined;
-  return transform && isRecord(envelope.data) ? { ...envelope, data: transform(envelope.data) } : envelope;
+  if (typeof envelope.eventType !== "string") return envelope;
+  const data = eventStep(change, envelope.eventType, envelope.data);
+  return data === envelope.data ? envelope : { ...envelope, data };
 }
 
 /** One version as GET /public/v1/versions lists it. */
