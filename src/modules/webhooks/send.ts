@@ -85,6 +85,8 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
 }
 
 function sameAddress(a: string, b: string): boolean {
+  // The pin is normally the URL's own literal, as the URL check returned it: equal text, no BlockList to build.
+  if (a === b) return true;
   const list = new BlockList();
   list.addAddress(a, isIP(a) === 6 ? "ipv6" : "ipv4");
   return list.check(b, isIP(b) === 6 ? "ipv6" : "ipv4");
