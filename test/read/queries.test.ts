@@ -108,6 +108,23 @@ describe("a page costs a constant number of statements, whatever its size", () =
     const counts = [];
     for (const limit of [1, 10]) counts.push((await cost(`/public/v1/orders?limit=${limit}&status=PENDING&cursor=${first.pagination.nextCursor}`)).count);
     expect(new Set(counts).size).toBe(1);
+    // The cursor's row is read by the page's own statement: a deep page is one round trip, as the first page is.
+    expect(counts[0]).toBe(1);
+  });
+
+  it("REST orders list: a cursor past the last order is an empty page, an unknown one 400, each told apart by one more statement", async () => {
+    const all = (await cost("/public/v1/orders?limit=100")).body as { data: { id: string }[] };
+    const last = all.data[all.data.length - 1].id;
+    const end = await cost(`/public/v1/orders?cursor=${last}`);
+    expect(end.body).toMatchObject({ data: [], pagination: { hasMore: false, nextCursor: null } });
+    expect(end.count).toBe(2);
+    const { result, statements } = await recorder.during(async () => {
+      const res = await fetch(`${baseUrl}/public/v1/orders?cursor=${crypto.randomUUID()}`, { headers: { authorization: `Bearer ${tenant.token}` } });
+      return { status: res.status, body: (await res.json()) as unknown };
+    });
+    expect(result.status).toBe(400);
+    expect(result.body).toMatchObject({ errors: [{ field: "cursor", code: "INVALID_CURSOR" }] });
+    expect(statements).toHaveLength(2);
   });
 
   const shapes: [string, (limit: number) => string][] = [

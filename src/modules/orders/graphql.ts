@@ -188,11 +188,13 @@ function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: Gr
     cursor: args.cursor,
     sort,
     findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
-    // One statement for the page and its relations (test/read/queries.test.ts counts it); "join" is also the default.
-    findMany: ({ after, cursorRow, orderBy, take }) =>
+    // One statement for the page and its relations (test/read/queries.test.ts counts it), its cursor included when the
+    // REST tree covers the selection; "join" is also the default.
+    findMany: ({ after, orderBy, take }) =>
       tree
-        ? loadTrees(ctx.db, orderPageSql(filter, sort, cursorRow, take, tree.history))
+        ? loadTrees(ctx.db, orderPageSql(filter, sort, null, take, tree.history))
         : ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
+    findManyAfterId: tree ? ({ cursorId, take }) => loadTrees(ctx.db, orderPageSql(filter, sort, cursorId, take, tree.history)) : undefined,
   });
 }
 

@@ -46,17 +46,19 @@ export interface OrderPageFilter {
 }
 
 /**
- * One page of a store's orders, as trees (./tree.ts): `take` rows in `sort` order, strictly after `cursor` (the cursor order's
- * sort columns) when given, by the one keyset rule (`keyset`, src/platform/schema/pagination.ts): its leading bound
- * lets the (storeId, sort…) index start at the cursor, so a deep page costs a first page.
+ * One page of a store's orders, as trees (./tree.ts): `take` rows in `sort` order, strictly after the order
+ * `cursorId` when given, by the one keyset rule (`keyset`, src/platform/schema/pagination.ts): its leading bound
+ * lets the (storeId, sort…) index start at the cursor, so a deep page costs a first page. The cursor's sort values
+ * are read inside the statement (each an InitPlan the index scan takes as a parameter), so a deep page is one round
+ * trip; an unknown cursor, or another store's order, reads as null and matches no row.
  */
-export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], cursor: Record<string, unknown> | undefined, take: number, history: boolean) {
+export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], cursorId: string | null, take: number, history: boolean) {
   const where = [Prisma.sql`o."storeId" = ${filter.storeId}::uuid`];
   if (filter.status) where.push(Prisma.sql`o."status" = ${filter.status}::"OrderStatus"`);
   if (filter.updatedSince) where.push(Prisma.sql`o."updatedAt" >= ${filter.updatedSince.toISOString()}::timestamptz`);
-  if (cursor) {
+  if (cursorId !== null) {
     const value = (field: OrderSortKey["field"]) =>
-      field === "id" ? Prisma.sql`${String(cursor.id)}::uuid` : Prisma.sql`${instant(cursor[field])}::timestamptz`;
+      Prisma.sql`(select ${Prisma.raw(`c."${field}"`)} from "Order" c where c.id = ${cursorId}::uuid and c."storeId" = ${filter.storeId}::uuid)`;
     const term = (t: KeysetTerm<OrderSortKey["field"]>) => Prisma.sql`${Prisma.raw(`o."${t.field}" ${t.op}`)} ${value(t.field)}`;
     const { lead, or } = keyset(sort);
     where.push(term(lead));
@@ -74,11 +76,6 @@ export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], curs
 /** One order of a store as a tree (no row when the id is another store's or unknown). */
 export const orderByIdSql = (storeId: string, id: string, history: boolean) =>
   Prisma.sql`select ${Prisma.raw(orderTreeSql(history))} from "Order" o where o."id" = ${id}::uuid and o."storeId" = ${storeId}::uuid`;
-
-function instant(value: unknown): string {
-  if (!(value instanceof Date)) throw new Error("an order page's cursor row carries its sort instants as Dates");
-  return value.toISOString();
-}
 
 /**
  * Moves an order to `to` and appends its status history row, with no read first, on two conditions: its status is

@@ -73,24 +73,32 @@ export async function paginate<T extends { id: string }>(opts: {
   cursor: string | null | undefined;
   sort: SortKey[];
   findCursor: (id: string) => Promise<Record<string, unknown> | null>;
-  /** `after` is the keyset condition as a Prisma `where`; `cursorRow` the cursor's row it was built from, for a statement written in SQL. */
-  findMany: (args: {
-    after: Record<string, unknown> | undefined;
-    cursorRow: Record<string, unknown> | undefined;
-    orderBy: Record<string, "asc" | "desc">[];
-    take: number;
-  }) => Promise<T[]>;
+  /** `after` is the keyset condition as a Prisma `where`, built from the cursor's row. */
+  findMany: (args: { after: Record<string, unknown> | undefined; orderBy: Record<string, "asc" | "desc">[]; take: number }) => Promise<T[]>;
+  /**
+   * A page after a cursor whose row the page's own statement reads (within the caller's tenant), used instead of
+   * `findCursor` + `findMany` whenever a cursor is given: a deep page is then one round trip, not two. An unknown
+   * cursor matches no row, so only an empty page looks the cursor up, to tell it from the end of the list.
+   */
+  findManyAfterId?: (args: { cursorId: string; take: number }) => Promise<T[]>;
 }): Promise<Page<T>> {
   const limit = opts.limit ?? DEFAULT_PAGE_SIZE;
-  let after: Record<string, unknown> | undefined;
-  let cursorRow: Record<string, unknown> | undefined;
-  if (opts.cursor) {
-    const row = isUuid(opts.cursor) ? await opts.findCursor(opts.cursor) : null;
-    if (!row) throw invalidCursor();
-    after = afterCursor(opts.sort, row);
-    cursorRow = row;
+  const take = limit + 1;
+  if (!opts.cursor) return pageOf(await opts.findMany({ after: undefined, orderBy: orderByOf(opts.sort), take }), limit);
+  const cursorId = opts.cursor;
+  if (!isUuid(cursorId)) throw invalidCursor();
+  if (opts.findManyAfterId) {
+    const rows = await opts.findManyAfterId({ cursorId, take });
+    if (rows.length === 0 && !(await opts.findCursor(cursorId))) throw invalidCursor();
+    return pageOf(rows, limit);
   }
-  const rows = await opts.findMany({ after, cursorRow, orderBy: orderByOf(opts.sort), take: limit + 1 });
+  const row = await opts.findCursor(cursorId);
+  if (!row) throw invalidCursor();
+  return pageOf(await opts.findMany({ after: afterCursor(opts.sort, row), orderBy: orderByOf(opts.sort), take }), limit);
+}
+
+/** The page of `limit` rows from a fetch of `limit + 1`: the extra row only says that more follow. */
+function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
   const hasMore = rows.length > limit;
   const data = hasMore ? rows.slice(0, limit) : rows;
   const last = hasMore ? data[data.length - 1].id : null;
