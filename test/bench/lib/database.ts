@@ -130,7 +130,8 @@ async function serverVersion(url: string): Promise<string> {
   }
 }
 
-async function adminQuery(url: string, sql: string): Promise<void> {
+/** Runs one statement on its own connection (database creation, a vacuum between modules). */
+export async function adminQuery(url: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

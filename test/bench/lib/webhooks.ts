@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import type { BenchContext } from "../context.js";
+import { adminQuery } from "./database.js";
 import type { BenchTenant } from "./tenants.js";
 import { serviceCommand, startService, type Service } from "./processes.js";
 import type { Receiver } from "./receiver.js";
@@ -25,13 +25,7 @@ export async function prepareDeliveries(ctx: BenchContext, receiver: Receiver): 
   // The queue baselines ran on the same graphile-worker jobs table: the dead rows of their tens of thousands of jobs
   // are not the service's doing, and left in place they made every job fetch of the latency run that follows step
   // over them (p50 15.7 ms instead of about 2 ms). The service's worker starts on the table as a vacuum leaves it.
-  const client = new pg.Client({ connectionString: ctx.databaseUrl });
-  await client.connect();
-  try {
-    await client.query("vacuum (analyze) graphile_worker._private_jobs");
-  } finally {
-    await client.end();
-  }
+  await adminQuery(ctx.databaseUrl, "vacuum (analyze) graphile_worker._private_jobs");
   const endpoints: Endpoint[] = [];
   for (const tenant of ctx.sandboxTenants) {
     const path = `/hooks/${tenant.storeCode}`;
