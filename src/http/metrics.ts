@@ -8,7 +8,7 @@ import { sendProblem, type ProblemContext } from "./problem.js";
 import { httpServerOptions } from "./server-options.js";
 import { send } from "../platform/http/response.js";
 import type { SubjectKind } from "../platform/ratelimit/limiter.js";
-import type { Admission, ShedReason } from "./admission.js";
+import type { Admission, FlowKind, ShedReason } from "./admission.js";
 import type { KeptDocuments } from "../graphql/documents.js";
 import type { Services } from "../platform/services.js";
 import { assertReady } from "./readiness.js";
@@ -26,6 +26,7 @@ export class Metrics {
   private readonly duration: Histogram<"method" | "route" | "status">;
   private readonly refusals: Counter<"subject">;
   private readonly shedCount: Counter<"reason">;
+  private readonly flowRefusals: Counter<"flow">;
 
   /** The HTTP series of a registry: a second app on the same services (tests build some) counts into the first's. */
   static of(registry: MetricsRegistry): Metrics {
@@ -61,6 +62,12 @@ export class Metrics {
       labelNames: ["reason"],
       registers,
     });
+    this.flowRefusals = new Counter({
+      name: "http_requests_concurrency_limited_total",
+      help: "Requests refused with 429 CONCURRENCY_LIMIT_EXCEEDED because their flow had its share of the admission queue waiting (HTTP_MAX_QUEUED_PER_APPLICATION), by kind of flow: application, token, admin, anonymous.",
+      labelNames: ["flow"],
+      registers,
+    });
   }
 
   /**
@@ -82,6 +89,10 @@ export class Metrics {
 
   shed(reason: ShedReason): void {
     this.shedCount.inc({ reason });
+  }
+
+  concurrencyLimited(flow: FlowKind): void {
+    this.flowRefusals.inc({ flow });
   }
 
   /** Reports how many requests run and wait under the admission limit. */

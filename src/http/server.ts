@@ -15,7 +15,7 @@ import { createGraphqlServer } from "./graphql.js";
 import { KeptDocuments } from "../graphql/documents.js";
 import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "../platform/http/response.js";
-import { Admission } from "./admission.js";
+import { Admission, type Flow, flowOf, TOKEN_FLOW } from "./admission.js";
 import { oauthErrorOf } from "../platform/auth/oauth-errors.js";
 import { handlePortalLinkExchange, handleTokenRequest, TOKEN_PATH } from "./token.js";
 import { PLATFORM_ROUTES } from "../rest/platform-routes.js";
@@ -94,9 +94,10 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       maxInFlight: config.HTTP_MAX_IN_FLIGHT,
       maxQueued: config.HTTP_MAX_QUEUED,
       queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS,
-      maxPerCaller: config.HTTP_MAX_PER_APPLICATION,
+      maxQueuedPerFlow: config.HTTP_MAX_QUEUED_PER_APPLICATION,
     },
     (reason) => metrics.shed(reason),
+    (kind) => metrics.concurrencyLimited(kind),
   );
   metrics.watchAdmission(admission);
 
@@ -105,20 +106,15 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
    * readiness and metrics stay outside it. What the request waits on outside our database (a partner's webhook
    * receiver, DNS) it runs through `waitOutside`, which gives the slot up meanwhile and takes it again ahead of the queue.
    */
-  async function admitted<T>(
-    req: IncomingMessage,
-    res: ServerResponse,
-    handle: (waitOutside: WaitOutside) => Promise<T>,
-    claims: PartnerClaims | null = null,
-  ): Promise<T> {
+  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: (waitOutside: WaitOutside) => Promise<T>, flow: Flow): Promise<T> {
     if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
-    let leave = await admission.enter(res, claims?.clientId);
+    let leave = await admission.enter(res, flow);
     const waitOutside: WaitOutside = async (fn) => {
       leave();
       try {
         return await fn();
       } finally {
-        leave = await admission.reenter();
+        leave = await admission.reenter(flow);
       }
     };
     try {
@@ -133,28 +129,36 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   const handlers: Record<string, PlatformHandler> = {
     createToken: (req, res, _url, seen) => {
       const address = addressOf(req);
-      return admitted(req, res, () =>
-        handleTokenRequest(services, req, res, {
-          admit: (clientId) => {
-            seen.tokenClientId = clientId;
-            return limits.token(res, clientId, address);
-          },
-          failed: () => limits.tokenFailed(address),
-        }),
+      return admitted(
+        req,
+        res,
+        () =>
+          handleTokenRequest(services, req, res, {
+            admit: (clientId) => {
+              seen.tokenClientId = clientId;
+              return limits.token(res, clientId, address);
+            },
+            failed: () => limits.tokenFailed(address),
+          }),
+        TOKEN_FLOW,
       );
     },
     exchangePortalLink: (req, res, _url, seen) => {
       const address = addressOf(req);
-      return admitted(req, res, () =>
-        handlePortalLinkExchange(
-          services,
-          req,
-          res,
-          { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
-          (clientId) => {
-            seen.tokenClientId = clientId;
-          },
-        ),
+      return admitted(
+        req,
+        res,
+        () =>
+          handlePortalLinkExchange(
+            services,
+            req,
+            res,
+            { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
+            (clientId) => {
+              seen.tokenClientId = clientId;
+            },
+          ),
+        TOKEN_FLOW,
       );
     },
     getJwks: (_req, res) => send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" }),
@@ -200,6 +204,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         return;
       }
       const claims = await verifiedPartnerClaims(services, req.headers.authorization);
+      const flow = flowOf(claims, req.headers.authorization);
       const authenticate = async () => {
         const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
         seen.principal = principal;
@@ -222,10 +227,10 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
           req,
           res,
           async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }),
-          claims,
+          flow,
         );
       }
-      const principal = await admitted(req, res, authenticate, claims);
+      const principal = await admitted(req, res, authenticate, flow);
       await yoga.handle(req, res, { principal, requestId: pctx.requestId });
       return;
     }
@@ -246,7 +251,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
           seen.principal = principal;
           await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, apiVersion, requestId: pctx.requestId, waitOutside });
         },
-        claims,
+        flowOf(claims, req.headers.authorization),
       );
     }
     throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);

@@ -242,11 +242,15 @@ const envSchema = z
     /** Requests that may wait for one of those slots; beyond them 503 at once; default twice DB_POOL_SIZE. */
     HTTP_MAX_QUEUED: z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0 or more").optional(),
     /**
-     * Of those slots and places in the queue, what one Application may hold at once on one process; one more of its
-     * requests is 429 at once, so one Application's burst never fills the queue everyone else waits in. Default half
-     * of HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED: room for a steady caller whose answers slow down under load.
+     * Of that queue, the requests one flow (an Application; all token requests; all admin-key requests; all requests
+     * without a credential) may have waiting on one process; its next one is 429 CONCURRENCY_LIMIT_EXCEEDED at once.
+     * Default HTTP_MAX_QUEUED (the whole queue): a full queue is shared fairly anyway, see src/http/admission.ts.
      */
-    HTTP_MAX_PER_APPLICATION: positiveInt.optional(),
+    HTTP_MAX_QUEUED_PER_APPLICATION: positiveInt.optional(),
+    /** Removed: it refused an Application's requests past half the slots and queue even on an idle process. */
+    HTTP_MAX_PER_APPLICATION: z
+      .never({ message: "was removed: admission is now fair across Applications; HTTP_MAX_QUEUED_PER_APPLICATION caps one Application's waiting requests" })
+      .optional(),
     /** Longest wait in that queue before 503; default 1000. */
     HTTP_QUEUE_TIMEOUT_MS: positiveInt.default(1000),
     /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open on the bound interface. */
@@ -286,8 +290,9 @@ const envSchema = z
     /** Live streams one Application holds on one process; the next is 429 with Retry-After. */
     GRAPHQL_MAX_STREAMS_PER_APPLICATION: positiveInt.default(10),
     /**
-     * How often a live stream checks that its credential still lets it read (a revoked grant or admin key, a disabled
-     * Application); at most 5000 ms. A partner token's expiry ends its stream to the millisecond whatever this is.
+     * A backstop: how often a live stream checks that its credential still lets it read, in case a notification was
+     * lost. A revoked grant or admin key, or a disabled Application, is notified at commit and ends the stream at
+     * once; at most 5000 ms. A partner token's expiry ends its stream to the millisecond whatever this is.
      */
     GRAPHQL_STREAM_CHECK_MS: positiveInt.max(5000, "must be at most 5000").default(2000),
     EVENT_RETENTION_DAYS: positiveInt.default(30),
@@ -345,6 +350,7 @@ export type Config = Omit<
   Parsed,
   | "HTTP_MAX_IN_FLIGHT"
   | "HTTP_MAX_QUEUED"
+  | "HTTP_MAX_QUEUED_PER_APPLICATION"
   | "HTTP_MAX_PER_APPLICATION"
   | "RATE_LIMIT_BACKEND"
   | "METRICS_PORT"
@@ -357,7 +363,7 @@ export type Config = Omit<
   DATABASE_PREPARED_STATEMENTS: boolean;
   HTTP_MAX_IN_FLIGHT: number;
   HTTP_MAX_QUEUED: number;
-  HTTP_MAX_PER_APPLICATION: number;
+  HTTP_MAX_QUEUED_PER_APPLICATION: number;
   RATE_LIMIT_BACKEND: RateLimitBackend;
   METRICS_PORT: number;
   DEMO: boolean;
@@ -399,7 +405,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // connections only made each slower (measured: fewer successes, twice the latency at twice the pool).
   const HTTP_MAX_IN_FLIGHT = c.HTTP_MAX_IN_FLIGHT ?? c.DB_POOL_SIZE;
   const HTTP_MAX_QUEUED = c.HTTP_MAX_QUEUED ?? 2 * c.DB_POOL_SIZE;
-  const HTTP_MAX_PER_APPLICATION = c.HTTP_MAX_PER_APPLICATION ?? Math.max(1, Math.ceil((HTTP_MAX_IN_FLIGHT + HTTP_MAX_QUEUED) / 2));
+  const HTTP_MAX_QUEUED_PER_APPLICATION = c.HTTP_MAX_QUEUED_PER_APPLICATION ?? Math.max(1, HTTP_MAX_QUEUED);
   const shared = c.REDIS_URL ? "redis" : c.DATABASE_URL ? "postgres" : "memory";
   const RATE_LIMIT_BACKEND = c.RATE_LIMIT_BACKEND ?? shared;
   const WEBHOOK_PACE_BACKEND = c.WEBHOOK_PACE_BACKEND ?? shared;
@@ -420,7 +426,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     DATABASE_PREPARED_STATEMENTS,
     HTTP_MAX_IN_FLIGHT,
     HTTP_MAX_QUEUED,
-    HTTP_MAX_PER_APPLICATION,
+    HTTP_MAX_QUEUED_PER_APPLICATION,
     RATE_LIMIT_BACKEND,
     WEBHOOK_PACE_BACKEND,
     METRICS_PORT,

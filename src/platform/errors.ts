@@ -24,6 +24,7 @@ export const ERROR_CATALOG = {
   UNPROCESSABLE_ENTITY: { status: 422, title: "Unprocessable entity", retryable: false },
   EVENT_EXPIRED: { status: 422, title: "Event past retention", retryable: false },
   RATE_LIMIT_EXCEEDED: { status: 429, title: "Rate limit exceeded", retryable: true },
+  CONCURRENCY_LIMIT_EXCEEDED: { status: 429, title: "Too many concurrent requests", retryable: true },
   INTERNAL_SERVER_ERROR: { status: 500, title: "Internal server error", retryable: true },
   SERVICE_UNAVAILABLE: { status: 503, title: "Service unavailable", retryable: true },
 } as const;

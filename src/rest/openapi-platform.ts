@@ -263,6 +263,8 @@ const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
   INVALID_CLIENT: "token endpoint",
   IDEMPOTENCY_CONFLICT: "with Idempotency-Key",
   EVENT_EXPIRED: "extension to the contract: replaying or recovering a delivery whose event is past EVENT_RETENTION_DAYS",
+  CONCURRENCY_LIMIT_EXCEEDED:
+    "extension to the contract: too many of the Application's requests wait at once on one server (HTTP_MAX_QUEUED_PER_APPLICATION); counts against no per-minute limit, carries no X-RateLimit-* headers",
 };
 
 /** A problem+json response for one status; its description lists the codes that status can carry. */

@@ -127,7 +127,11 @@ one name per concept (\`orderNumber\` and \`total\` for orders, \`nextCursor\` f
   Application. Every authenticated response carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` (of the
   tighter limit) and \`X-RateLimit-Reset\` (Unix seconds when a slot frees); 429 \`RATE_LIMIT_EXCEEDED\`
   adds \`Retry-After\` (seconds). The token endpoint has its own limits, per \`client_id\` and source address
-  and on failed requests per source address, and does not count toward the API limits.
+  and on failed requests per source address, and does not count toward the API limits. *(Extension to the
+  contract)* Requests may be sent in parallel: within the limits, a server with room answers them all. When
+  requests must wait for one, the next turn goes to the Application with the fewest requests running; an
+  Application with as many requests waiting on one server as it may (\`HTTP_MAX_QUEUED_PER_APPLICATION\`) gets
+  429 \`CONCURRENCY_LIMIT_EXCEEDED\` with \`Retry-After\`, which counts against no limit.
 - **Overload.** Past capacity, or while the database or the rate-limit counters cannot serve, a request is answered 503
   \`SERVICE_UNAVAILABLE\` with \`Retry-After\` (seconds): retry after it, a write with the same
   \`Idempotency-Key\`, so one that completed after all is replayed rather than repeated. On \`/graphql\` such a

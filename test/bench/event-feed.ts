@@ -9,8 +9,7 @@ import { fmt, type Measurement } from "./lib/report.js";
  * middle and from the end must cost the same (the cursor is the sequence, read through the unique index on
  * (storeId, sequence)). Each position is measured through the full stack and on a bare node:http + pg server
  * sending the same keyset statement (baselines/feed-pg-server.ts). The events are the deep store's, read with the
- * tokens of its Applications in turn: one Application's requests past its admission share (HTTP_MAX_PER_APPLICATION,
- * half of the slots and queue) are 429 by design, and the bench's connections would exceed it.
+ * tokens of its Applications in turn, as several partners' readers would.
  */
 
 const EVENTS = 1_000_000;

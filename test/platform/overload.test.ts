@@ -52,10 +52,8 @@ describe("a burst of writes far past the admission limit", () => {
   let tenant: Tenant;
 
   beforeAll(async () => {
-    // A tiny admission limit, so a burst of a few dozen writes is far past capacity.
-    // One Application bursts: its share of the admission (HTTP_MAX_PER_APPLICATION) is lifted, so the burst reaches
-    // the process's own limits.
-    app = await startTestApp({ HTTP_MAX_IN_FLIGHT: "2", HTTP_MAX_QUEUED: "2", HTTP_QUEUE_TIMEOUT_MS: "300", HTTP_MAX_PER_APPLICATION: "1000", ...UNLIMITED });
+    // A tiny admission limit, so a burst of a few dozen writes of one Application is far past capacity.
+    app = await startTestApp({ HTTP_MAX_IN_FLIGHT: "2", HTTP_MAX_QUEUED: "2", HTTP_QUEUE_TIMEOUT_MS: "300", ...UNLIMITED });
     tenant = await createTenant(app);
   });
   afterAll(() => app?.close());

@@ -128,3 +128,10 @@ it("refuses replicas or a direct URL without DATABASE_URL (embedded has neither)
   expect(message).toMatch(/DATABASE_REPLICA_URLS: must be comma-separated postgresql:\/\/ URLs/);
   expect(message).not.toContain("secret");
 });
+
+it("queues up to the whole queue for one Application by default, and names the replacement of the removed per-Application share", () => {
+  const c = loadConfig({ DB_POOL_SIZE: "10" });
+  expect(c).toMatchObject({ HTTP_MAX_IN_FLIGHT: 10, HTTP_MAX_QUEUED: 20, HTTP_MAX_QUEUED_PER_APPLICATION: 20 });
+  expect(loadConfig({ HTTP_MAX_QUEUED: "0" }).HTTP_MAX_QUEUED_PER_APPLICATION).toBe(1);
+  expect(() => loadConfig({ HTTP_MAX_PER_APPLICATION: "15" })).toThrow(/HTTP_MAX_PER_APPLICATION: was removed: .*HTTP_MAX_QUEUED_PER_APPLICATION/);
+});

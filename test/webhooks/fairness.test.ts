@@ -55,8 +55,6 @@ describe("webhook tests waiting on a receiver that never answers", () => {
       WEBHOOK_TEST_CONCURRENCY: "10",
       HTTP_MAX_QUEUED: "10",
       HTTP_QUEUE_TIMEOUT_MS: "1000",
-      // The tests alone must keep the others served: the Application's admission share is lifted.
-      HTTP_MAX_PER_APPLICATION: "1000",
     });
     hammer = await createTenant(app);
     others = [await createTenant(app), await createTenant(app), await createTenant(app)];
@@ -192,8 +190,8 @@ describe("/readyz and shedding", () => {
   let tenant: Tenant;
 
   beforeAll(async () => {
-    // One Application floods: its admission share is lifted so the process itself is past capacity.
-    app = await startTestApp({ HTTP_MAX_IN_FLIGHT: "1", HTTP_MAX_QUEUED: "0", HTTP_MAX_PER_APPLICATION: "1000" });
+    // One Application floods a process of one slot and no queue: the process itself is past capacity.
+    app = await startTestApp({ HTTP_MAX_IN_FLIGHT: "1", HTTP_MAX_QUEUED: "0" });
     tenant = await createTenant(app);
   });
 
