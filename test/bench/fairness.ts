@@ -21,12 +21,14 @@ import { startSilentReceiver } from "../webhooks/receiver.js";
  *   their tokens or their size: 400, 413, or 200 with `errors` as GraphQL over HTTP answers application/json);
  * - holds 50 `storeEvents` streams (Server-Sent Events), reopening any that is refused or ends;
  * - calls POST /public/v1/webhooks/{id}/recover, one at a time, on an endpoint with 1,000 dead-lettered deliveries
- *   whose URL refuses connections, so the worker re-sends them at the endpoint's pace and they fail again.
+ *   whose URL refuses connections, so the worker re-sends them at the endpoint's pace and they fail again;
+ * - reads its orders as a parallel sync client does: a burst of 20 at once, then 20 a second with up to 20 in flight
+ *   (within its per-minute limits, every one should be served: 200).
  * The API process's resident memory is sampled every second throughout. Goals are verdicts, never a failed run.
  */
 
 /** The abuser's kinds of abuse, as BENCH_ABUSE names them. */
-export const ABUSE_KINDS = ["tests", "documents", "streams", "recover"] as const;
+export const ABUSE_KINDS = ["tests", "documents", "streams", "recover", "parallel"] as const;
 export type AbuseKind = (typeof ABUSE_KINDS)[number];
 
 export interface FairnessOptions {
@@ -44,6 +46,7 @@ const HEAP_BUDGET_MIB = 256;
 const STREAMS = 50;
 const TESTS_IN_FLIGHT = 10;
 const DOCUMENTS_IN_FLIGHT = 4;
+const PARALLEL_IN_FLIGHT = 20;
 const FAILED_DELIVERIES = 1000;
 const DOCUMENT_BYTES = 60_000;
 /** Seconds the abuser runs before the victim's abused window, so streams are open and tests held when it starts. */
@@ -355,6 +358,16 @@ export async function benchFairness(ctx: BenchContext, opts: FairnessOptions): P
           const count = field(body, "count");
           if (typeof count === "number") recovered += count;
           record(body ? `${res.status} hasMore=${String(field(body, "hasMore"))}` : String(res.status));
+        }),
+      });
+    if (opts.abuse.has("parallel"))
+      kinds.push({
+        name: `parallel reads (≤ ${PARALLEL_IN_FLIGHT} in flight)`,
+        ...abuse(share(0.4), PARALLEL_IN_FLIGHT, PARALLEL_IN_FLIGHT, signal, async (record) => {
+          const res = await fetch(`${api.baseUrl}/public/v1/orders?limit=20`, { headers: auth, signal });
+          const code = res.ok ? "" : ` ${String(field(await res.json(), "code"))}`;
+          if (res.ok) await res.arrayBuffer();
+          record(`${res.status}${code}`);
         }),
       });
     await sleep(RAMP_SECONDS * 1000);

@@ -39,7 +39,7 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  * BENCH_EMIT_MODE (events; events-prisma emits the latency benchmark's events with emitEvent itself, see emitter.ts),
  * BENCH_RATE_LIMIT_BACKEND (memory; postgres or redis, the latter with BENCH_REDIS_URL),
  * BENCH_ABUSE_RATE (50: the fairness module's abuser, requests per second),
- * BENCH_ABUSE (tests,documents,streams,recover: what the fairness module's abuser does; fewer to see which one hurts),
+ * BENCH_ABUSE (tests,documents,streams,recover,parallel: what the fairness module's abuser does; fewer to see which one hurts),
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
