@@ -1,7 +1,10 @@
+import { createClient, NetworkError } from "graphql-sse";
+
 /**
  * The portal's one client of the public API. Every call the portal makes goes through here, to a documented route:
- * the token endpoint, the portal link's exchange, the OpenAPI document and the /public/v1 routes under the token's
- * scopes and rate limits. Writes carry an Idempotency-Key. How a list pages (a JSON array with X-Next-Cursor today,
+ * the token endpoint, the portal link's exchange, the OpenAPI document, the /public/v1 routes under the token's
+ * scopes and rate limits, and the live stream of the store's events (`storeEvents` over Server-Sent Events at
+ * /graphql). Writes carry an Idempotency-Key. How a list pages (a JSON array with X-Next-Cursor today,
  * `{ data, pagination }` elsewhere and in later API versions) is read in one place, `pageOf`.
  */
 
@@ -265,12 +268,23 @@ function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
+/** The Authorization header of a call made with the token. */
+function bearer(): string {
+  if (!session) throw new ApiProblem({ title: "Signed out", detail: "Sign in to continue.", status: 401 });
+  return `Bearer ${session.token}`;
+}
+
+/** The API refused a call made with the token. A 401 means it no longer takes the token: back to the sign-in page, which says why. */
+function refusedToken(problem: Problem): ApiProblem {
+  if (problem.status === 401) signOut(problem);
+  return new ApiProblem(problem);
+}
+
 async function send<T>(method: string, path: string, opts: { body?: unknown; query?: Query; signedIn?: boolean } = {}): Promise<Answer<T>> {
   const headers: Record<string, string> = { accept: "application/json" };
   const signedIn = opts.signedIn ?? true;
   if (signedIn) {
-    if (!session) throw new ApiProblem({ title: "Signed out", detail: "Sign in to continue.", status: 401 });
-    headers.authorization = `Bearer ${session.token}`;
+    headers.authorization = bearer();
     if (method !== "GET") headers["idempotency-key"] = uuid();
   }
   if (opts.body !== undefined) headers["content-type"] = "application/json";
@@ -284,9 +298,7 @@ async function send<T>(method: string, path: string, opts: { body?: unknown; que
   const text = await res.text();
   if (!res.ok) {
     const problem = problemOf(res.status, parse(text));
-    // The token expired or was refused: back to the sign-in page, which says why.
-    if (res.status === 401 && signedIn) signOut(problem);
-    throw new ApiProblem(problem);
+    throw signedIn ? refusedToken(problem) : new ApiProblem(problem);
   }
   // The documented answer of the route called (the OpenAPI document is the contract); the portal reads what it shows.
   const body: T = text ? JSON.parse(text) : undefined;
@@ -320,6 +332,71 @@ export function openApiDocument(): Promise<OpenApiDocument> {
   return openApi;
 }
 
+const STORE_EVENTS = `subscription PortalLiveTail($types: [String!], $after: String) {
+  storeEvents(types: $types, after: $after) { eventId eventType timestamp sequence data }
+}`;
+
+/**
+ * graphql-sse's client reads the live stream with fetch and a streaming body: EventSource can neither POST nor send
+ * Authorization. It never retries on its own, since each connection must start from a new `after`: the caller
+ * catches up from the feed first.
+ */
+const live = createClient({ url: "/graphql", headers: () => ({ authorization: bearer() }), retryAttempts: 0 });
+
+export interface Follower {
+  /** The stream is open: events from now on arrive as they commit. */
+  connected: () => void;
+  event: (event: StoreEvent) => void;
+}
+
+/** The error a stream ended with, as a problem with the status REST would answer (its extensions carry both). */
+function endedWith(error: { message: string; extensions?: Readonly<Record<string, unknown>> }): Problem {
+  const extensions = error.extensions ?? {};
+  return problemOf(typeof extensions.status === "number" ? extensions.status : 500, { ...extensions, title: "The live stream ended", detail: error.message });
+}
+
+/** Why a stream could not open (the API's answer, when it gave one) or dropped (status 0). */
+async function streamFailure(error: unknown): Promise<ApiProblem> {
+  if (error instanceof ApiProblem) return error;
+  if (error instanceof NetworkError && error.response instanceof Response) {
+    return refusedToken(problemOf(error.response.status, parse(await error.response.text())));
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return new ApiProblem({ title: "The live stream dropped", detail, status: 0 });
+}
+
+/**
+ * Follows the store's events after the sequence `after`: one connection to the subscription storeEvents over
+ * Server-Sent Events. Resolves when the stream ends by itself or `signal` aborts it; rejects with the problem that
+ * refused or ended it, whose status says whether trying again may help.
+ */
+function followEvents(types: string[], after: string | undefined, follower: Follower, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let ended: Problem | null = null;
+    // The documented result of the subscription (schema/schema.graphql); the portal reads what it shows.
+    const stop = live.subscribe<{ storeEvents: StoreEvent }>(
+      { query: STORE_EVENTS, variables: { types: types.length > 0 ? types : null, after: after ?? null } },
+      {
+        next: (result) => {
+          // Results already read when the caller stopped following belong to nobody.
+          if (signal.aborted) return;
+          const [error] = result.errors ?? [];
+          if (error) ended = endedWith(error);
+          else if (result.data) follower.event(result.data.storeEvents);
+        },
+        error: (error) => void streamFailure(error).then(reject, reject),
+        complete: () => (ended ? reject(refusedToken(ended)) : resolve()),
+      },
+      {
+        connected: () => {
+          if (!signal.aborted) follower.connected();
+        },
+      },
+    );
+    signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
 export const api = {
   store: async () => (await send<Store>("GET", "/public/v1/store")).body,
 
@@ -346,6 +423,7 @@ export const api = {
     });
     return { data: body.data, hasMore: body.pagination.hasMore, cursor: body.pagination.nextCursor };
   },
+  followEvents,
 
   seed: async () => (await send<{ categories: number; products: number; customers: number }>("POST", "/public/v1/sandbox/seed")).body,
   createSandboxOrder: async (scenario: string, notes: string) =>

@@ -7,17 +7,26 @@ import { createHttpApp, createHttpServer, listen } from "../../src/http/server.j
 import type { Services } from "../../src/platform/services.js";
 import { createTestDatabase } from "./database.js";
 
+type TestDatabase = Awaited<ReturnType<typeof createTestDatabase>>;
+
 export interface TestApp {
   baseUrl: string;
   services: Services;
   databaseUrl: string;
+  database: TestDatabase;
   started: Started;
+  /** Stops the service and keeps its database, to start it again there (`startTestApp(env, { port, database })`). */
+  stop(): Promise<void>;
+  /** Stops the service and drops its database. */
   close(): Promise<void>;
 }
 
-/** The real service on 127.0.0.1 (random port) over a database of its own. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+/**
+ * The real service on 127.0.0.1 (random port) over a database of its own; with `port` and `database`, started again
+ * where an earlier one stopped, as a restart.
+ */
+export async function startTestApp(env: Record<string, string> = {}, at: { port?: number; database?: TestDatabase } = {}): Promise<TestApp> {
+  const database = at.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: database.url,
     PORT: "0",
@@ -33,16 +42,21 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   });
   const started = await startServices(config, createLogger(config.LOG_LEVEL), { migrate: false });
   const server: Server = createHttpServer(createHttpApp(started.services, schema));
-  const port = await listen(server, 0, "127.0.0.1");
+  const port = await listen(server, at.port ?? 0, "127.0.0.1");
+  const stop = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((res) => server.close(() => res()));
+    await started.close();
+  };
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     services: started.services,
     databaseUrl: database.url,
+    database,
     started,
+    stop,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((res) => server.close(() => res()));
-      await started.close();
+      await stop();
       await database.drop();
     },
   };

@@ -3,16 +3,42 @@ import { api, type Problem, type StoreEvent } from "../api.js";
 import { eventCatalog } from "../catalog.js";
 import { Json, Page, ProblemView, problemFrom, Time, useLoad } from "../components.js";
 
+/** Events a catch-up reads per page of the feed. */
+const CATCH_UP_PAGE = 100;
 /**
- * The live tail reads the feed after the last sequence seen every TAIL_INTERVAL_MS, at once again while the feed has
- * more, and not at all while the tab is hidden: 12 requests a minute at most when idle, well inside a SANDBOX
- * store's 100 per minute. After a failure it waits TAIL_BACKOFF_MS.
+ * The live tail reconnects after RECONNECT_MIN_MS, doubling at each failure up to RECONNECT_MAX_MS; each wait is drawn
+ * between half and all of that, so that tails dropped together (a restart) do not all come back at once.
  */
-const TAIL_INTERVAL_MS = 5000;
-const TAIL_BACKOFF_MS = 30_000;
-const TAIL_PAGE = 100;
+const RECONNECT_MIN_MS = 1000;
+const RECONNECT_MAX_MS = 30_000;
 /** Events kept on screen; older ones leave the list (the feed keeps them). */
 const MAX_SHOWN = 500;
+
+function reconnectDelay(failures: number): number {
+  const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** failures);
+  return ceiling / 2 + (Math.random() * ceiling) / 2;
+}
+
+/**
+ * Failures that pass: the connection (status 0), a rate or stream limit (429), the service (5xx). Any other, a
+ * refused credential first, would answer the same again: the tail stops and says why.
+ */
+const passes = (problem: Problem) => problem.status === 0 || problem.status === 429 || problem.status >= 500;
+
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
 
 /** "Events": the store's event feed, oldest first, with type filters, "Load more" and a live tail. */
 export function Events() {
@@ -23,80 +49,109 @@ export function Events() {
   const [problem, setProblem] = useState<Problem | null>(null);
   const [hasMore, setHasMore] = useState(false);
   const [tail, setTail] = useState(false);
-  const [hidden, setHidden] = useState(document.hidden);
+  const [tailStatus, setTailStatus] = useState("");
   const [loading, setLoading] = useState(true);
-  const cursor = useRef<string | undefined>(undefined);
-  const busy = useRef(false);
+  /** The sequence read up to, from the feed (its nextCursor) or the stream: every event shown is at or before it. */
+  const after = useRef<string | undefined>(undefined);
+  /** The tail of the chain of feed reads: each runs after the last, from where it left `after`. */
+  const reads = useRef<Promise<unknown>>(Promise.resolve());
 
-  const append = useCallback((more: StoreEvent[]) => {
-    if (more.length === 0) return;
+  const inTurn = useCallback(<T,>(read: () => Promise<T>): Promise<T> => {
+    const next = reads.current.then(read);
+    reads.current = next.catch(() => undefined);
+    return next;
+  }, []);
+
+  /** Shows the events of `more` past `after`, so none shows twice whichever way it came, and moves `after` to `to`. */
+  const advance = useCallback((more: StoreEvent[], to: string) => {
+    const past = Number(after.current ?? 0);
+    const fresh = more.filter((e) => e.sequence > past);
+    after.current = to;
+    if (fresh.length === 0) return;
     setEvents((shown) => {
-      const all = [...shown, ...more];
+      const all = [...shown, ...fresh];
       const over = Math.max(0, all.length - MAX_SHOWN);
       if (over > 0) setDropped((d) => d + over);
       return all.slice(over);
     });
   }, []);
 
-  /** Reads the next page after the cursor; answers whether the feed has more right now. */
-  const readMore = useCallback(
+  /** Reads the feed's next page after `after` (only in turn); answers whether it has more right now. */
+  const readPage = useCallback(
     async (limit: number) => {
-      // A read already running (Load more) answers for this one: the tail waits its interval.
-      if (busy.current) return false;
-      busy.current = true;
       try {
-        const page = await api.events(types, cursor.current, limit);
-        cursor.current = page.cursor;
-        append(page.data);
+        const page = await api.events(types, after.current, limit);
+        advance(page.data, page.cursor);
         setHasMore(page.hasMore);
         setProblem(null);
         return page.hasMore;
       } finally {
-        busy.current = false;
         setLoading(false);
       }
     },
-    [types, append],
+    [types, advance],
   );
 
   // A new filter reads the feed from its start again.
   useEffect(() => {
-    cursor.current = undefined;
-    setEvents([]);
-    setDropped(0);
-    setLoading(true);
-    readMore(20).catch((e: unknown) => setProblem(problemFrom(e)));
-  }, [readMore]);
+    inTurn(async () => {
+      after.current = undefined;
+      setEvents([]);
+      setDropped(0);
+      setLoading(true);
+      await readPage(20);
+    }).catch((e: unknown) => setProblem(problemFrom(e)));
+  }, [inTurn, readPage]);
 
+  // The live tail: on every (re)connect, catch up from the feed, then follow the stream from the last sequence read.
+  // While the stream is open, the feed is not read at all.
   useEffect(() => {
-    const onVisibility = () => setHidden(document.hidden);
-    document.addEventListener("visibilitychange", onVisibility);
-    return () => document.removeEventListener("visibilitychange", onVisibility);
-  }, []);
-
-  useEffect(() => {
-    if (!tail || hidden) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let stopped = false;
-    const tick = async () => {
-      let wait = TAIL_INTERVAL_MS;
-      try {
-        if (await readMore(TAIL_PAGE)) wait = 0;
-      } catch (e) {
-        setProblem(problemFrom(e));
-        wait = TAIL_BACKOFF_MS;
+    if (!tail) return;
+    const control = new AbortController();
+    const { signal } = control;
+    let failures = 0;
+    const follower = {
+      connected: () => {
+        failures = 0;
+        setTailStatus("Live: new events appear as they commit.");
+      },
+      event: (e: StoreEvent) => advance([e], String(e.sequence)),
+    };
+    const run = async () => {
+      while (!signal.aborted) {
+        setTailStatus("Connecting to the live stream…");
+        let why: Problem;
+        try {
+          await inTurn(async () => {
+            while (!signal.aborted && (await readPage(CATCH_UP_PAGE)));
+          });
+          if (signal.aborted) return;
+          await api.followEvents(types, after.current, follower, signal);
+          why = { title: "The live stream ended", detail: "", status: 0 };
+        } catch (e) {
+          why = problemFrom(e);
+        }
+        if (signal.aborted) return;
+        if (!passes(why)) {
+          setProblem(why);
+          setTailStatus("Live tail stopped.");
+          setTail(false);
+          return;
+        }
+        const wait = reconnectDelay(failures++);
+        setTailStatus(`${why.title}. Reconnecting in ${Math.ceil(wait / 1000)} s…`);
+        await pause(wait, signal);
       }
-      if (!stopped) timer = setTimeout(tick, wait);
     };
-    timer = setTimeout(tick, 0);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [tail, hidden, readMore]);
+    void run();
+    return () => control.abort();
+  }, [tail, types, inTurn, readPage, advance]);
 
   const toggleType = (type: string, on: boolean) => setTypes((t) => (on ? [...t, type] : t.filter((x) => x !== type)));
-  const tailState = !tail ? "" : hidden ? "Live tail paused while this tab is hidden." : `Live tail on: new events appear as they commit.`;
+  const toggleTail = () => {
+    setTail((t) => !t);
+    setTailStatus("");
+  };
 
   return (
     <Page title="Events">
@@ -112,10 +167,10 @@ export function Events() {
           ))}
       </fieldset>
       <div class="row">
-        <button type="button" aria-pressed={tail} onClick={() => setTail((t) => !t)}>
+        <button type="button" aria-pressed={tail} onClick={toggleTail}>
           Live tail
         </button>
-        <span role="status">{tailState}</span>
+        <span role="status">{tailStatus}</span>
       </div>
       {problem && <ProblemView problem={problem} />}
       {dropped > 0 && <p class="muted">{dropped} older events left this list; the feed keeps them.</p>}
@@ -153,7 +208,7 @@ export function Events() {
         </table>
       )}
       {hasMore && !tail && (
-        <button type="button" onClick={() => readMore(20).catch((e: unknown) => setProblem(problemFrom(e)))}>
+        <button type="button" onClick={() => inTurn(() => readPage(20)).catch((e: unknown) => setProblem(problemFrom(e)))}>
           Load more
         </button>
       )}
