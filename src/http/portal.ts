@@ -7,7 +7,9 @@ import { PORTAL_PATH } from "../modules/admin/portal-links.js";
 /**
  * GET /portal: the partner portal, a web app built by `npm run build` (scripts/build-portal.mjs) into dist/portal and
  * served from there, never from elsewhere. Its page and assets carry a Content-Security-Policy that lets them load and
- * call nothing but this service, runs no inline script or style, and lets only PORTAL_FRAME_ANCESTORS frame them.
+ * call nothing but this service, runs no inline script or style, and lets only PORTAL_FRAME_ANCESTORS frame them; and
+ * Cross-Origin-Opener-Policy: same-origin, so a page of another origin that opened the portal (window.open), or that
+ * the portal opened, holds no handle on its window and cannot navigate it later (to another store's portal link, say).
  */
 
 // Two levels below the repository, as src/http/ and the bundle's dist/cli/ both are.
@@ -76,6 +78,7 @@ export function createPortal(frameAncestors: string, dir = BUILT): Portal {
       throw new ApiError("NOT_FOUND", `No portal asset ${name}.`);
     }
     res.setHeader("content-security-policy", policy);
+    res.setHeader("cross-origin-opener-policy", "same-origin");
     if (framing) res.setHeader("x-frame-options", framing);
     else res.removeHeader("x-frame-options");
     res.writeHead(200, { "content-type": type, "content-length": body.length, "cache-control": cache });

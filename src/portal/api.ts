@@ -2,9 +2,9 @@ import { createClient, NetworkError } from "graphql-sse";
 
 /**
  * The portal's one client of the public API. Every call the portal makes goes through here, to a documented route:
- * the token endpoint, the portal link's exchange, the OpenAPI document, the /public/v1 routes under the token's
- * scopes and rate limits, and the live stream of the store's events (`storeEvents` over Server-Sent Events at
- * /graphql). Writes carry an Idempotency-Key. How a list pages (a JSON array with X-Next-Cursor today,
+ * the token endpoint and its revocation, the portal link's exchange, the OpenAPI document, the /public/v1 routes under
+ * the token's scopes and rate limits, and the live stream of the store's events (`storeEvents` over Server-Sent Events
+ * at /graphql). Writes to /public/v1 carry an Idempotency-Key. How a list pages (a JSON array with X-Next-Cursor today,
  * `{ data, pagination }` elsewhere and in later API versions) is read in one place, `pageOf`.
  */
 
@@ -208,8 +208,8 @@ function start(token: TokenResponse): Session {
   return session;
 }
 
-/** "Sign out", or a token the API no longer takes: the token is forgotten. */
-export function signOut(reason: Problem | null = null): void {
+/** The session ends and the token is forgotten; `reason`, when the API refused the token, is for the sign-in page. */
+function end(reason: Problem | null): void {
   session = null;
   endedBecause = reason;
   sessionStorage.removeItem(SESSION_KEY);
@@ -240,11 +240,16 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The API's problem document. The token endpoints' OAuth errors carry `error` and `error_description` beside it, read
+ * where a problem's `title` or `detail` is missing.
+ */
 function problemOf(status: number, body: unknown): Problem {
-  if (isRecord(body) && typeof body.title === "string") {
+  if (isRecord(body) && (typeof body.title === "string" || typeof body.error === "string")) {
+    const detail = typeof body.detail === "string" ? body.detail : body.error_description;
     return {
-      title: body.title,
-      detail: typeof body.detail === "string" ? body.detail : "",
+      title: typeof body.title === "string" ? body.title : String(body.error),
+      detail: typeof detail === "string" ? detail : "",
       status,
       code: typeof body.code === "string" ? body.code : undefined,
       traceId: typeof body.traceId === "string" ? body.traceId : undefined,
@@ -268,41 +273,86 @@ function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
-/** The Authorization header of a call made with the token. */
+const authorizationOf = (s: Session) => `Bearer ${s.token}`;
+
+/** The Authorization header of a call made with the session's token. */
 function bearer(): string {
   if (!session) throw new ApiProblem({ title: "Signed out", detail: "Sign in to continue.", status: 401 });
-  return `Bearer ${session.token}`;
+  return authorizationOf(session);
 }
 
-/** The API refused a call made with the token. A 401 means it no longer takes the token: back to the sign-in page, which says why. */
-function refusedToken(problem: Problem): ApiProblem {
-  if (problem.status === 401) signOut(problem);
-  return new ApiProblem(problem);
-}
-
-async function send<T>(method: string, path: string, opts: { body?: unknown; query?: Query; signedIn?: boolean } = {}): Promise<Answer<T>> {
-  const headers: Record<string, string> = { accept: "application/json" };
-  const signedIn = opts.signedIn ?? true;
-  if (signedIn) {
-    headers.authorization = bearer();
-    if (method !== "GET") headers["idempotency-key"] = uuid();
-  }
-  if (opts.body !== undefined) headers["content-type"] = "application/json";
+/**
+ * Every call omits the browser's credentials (cookies, HTTP authentication it remembers): the portal proves who it is
+ * with its token alone, and a browser never opens its sign-in dialog for a request made without them.
+ */
+async function request<T>(method: string, url: string, headers: Record<string, string>, body?: string): Promise<Answer<T>> {
   let res: Response;
   try {
-    res = await fetch(withQuery(path, opts.query), { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    res = await fetch(url, { method, headers, body, credentials: "omit" });
   } catch {
     throw new ApiProblem({ title: "The API is unreachable", detail: "The request did not reach the service; check the connection and retry.", status: 0 });
   }
   apiVersion = res.headers.get("api-version") ?? apiVersion;
   const text = await res.text();
-  if (!res.ok) {
-    const problem = problemOf(res.status, parse(text));
-    throw signedIn ? refusedToken(problem) : new ApiProblem(problem);
-  }
+  if (!res.ok) throw new ApiProblem(problemOf(res.status, parse(text)));
   // The documented answer of the route called (the OpenAPI document is the contract); the portal reads what it shows.
-  const body: T = text ? JSON.parse(text) : undefined;
-  return { body, headers: res.headers };
+  const answer: T = text ? JSON.parse(text) : undefined;
+  return { body: answer, headers: res.headers };
+}
+
+/**
+ * Why the API refuses the token itself, or null when it still takes it. Read from the feed, which any partner token
+ * may read whatever its scopes, and which refuses only a token it no longer takes.
+ */
+async function tokenRefusal(authorization: string): Promise<Problem | null> {
+  try {
+    await request("GET", withQuery("/public/v1/events", { limit: 1 }), { accept: "application/json", authorization });
+    return null;
+  } catch (e) {
+    return e instanceof ApiProblem && (e.problem.status === 401 || e.problem.code === "FORBIDDEN") ? e.problem : null;
+  }
+}
+
+/**
+ * The API refused a call made with the token. 401 says it no longer takes the token (expired, revoked); 403 FORBIDDEN
+ * says so too for a revoked grant or a disabled Application, but also refuses single operations (resuming an endpoint
+ * an administrator holds INACTIVE), so the feed is asked which. A refused token ends the session and the sign-in page
+ * says why, unless another session has started meanwhile. INSUFFICIENT_SCOPE concerns one operation: the page shows it.
+ */
+async function refusedToken(problem: Problem, authorization: string): Promise<ApiProblem> {
+  const refusal = problem.status === 401 ? problem : problem.code === "FORBIDDEN" ? await tokenRefusal(authorization) : null;
+  if (refusal && session && authorization === authorizationOf(session)) end(refusal);
+  return new ApiProblem(problem);
+}
+
+interface Call {
+  /** A JSON body. */
+  body?: unknown;
+  /** A form body (application/x-www-form-urlencoded), as the OAuth endpoints take their parameters. */
+  form?: Record<string, string>;
+  query?: Query;
+  /** Whether the call carries the session's token (default true). */
+  signedIn?: boolean;
+}
+
+async function send<T>(method: string, path: string, opts: Call = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  const signedIn = opts.signedIn ?? true;
+  if (signedIn) headers.authorization = bearer();
+  if (method !== "GET" && path.startsWith("/public/v1/")) headers["idempotency-key"] = uuid();
+  let body: string | undefined;
+  if (opts.form) {
+    headers["content-type"] = "application/x-www-form-urlencoded";
+    body = new URLSearchParams(opts.form).toString();
+  } else if (opts.body !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(opts.body);
+  }
+  try {
+    return await request<T>(method, withQuery(path, opts.query), headers, body);
+  } catch (e) {
+    throw signedIn && e instanceof ApiProblem ? await refusedToken(e.problem, headers.authorization) : e;
+  }
 }
 
 /** One page of a list, whichever way the route pages: an array with X-Next-Cursor, or `{ data, pagination }`. */
@@ -312,13 +362,31 @@ function pageOf<T>(answer: Answer<T[] | { data: T[]; pagination: { hasMore: bool
   return { data: body.data, nextCursor: body.pagination.hasMore ? body.pagination.nextCursor : null };
 }
 
+/**
+ * The credentials go in the form body (client_secret_post), never as HTTP Basic: a wrong secret then answers 401
+ * without a Basic challenge, and the page shows the API's reason instead of the browser asking for a password.
+ */
 export async function signInWithCredentials(clientId: string, clientSecret: string, tenantId: string): Promise<Session> {
-  const body = { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, ...(tenantId ? { tenant_id: tenantId } : {}) };
-  return start((await send<TokenResponse>("POST", "/partner/auth/token", { body, signedIn: false })).body);
+  const form = { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret, ...(tenantId ? { tenant_id: tenantId } : {}) };
+  return start((await send<TokenResponse>("POST", "/partner/auth/token", { form, signedIn: false })).body);
 }
 
 export async function signInWithLink(linkSecret: string): Promise<Session> {
-  return start((await send<TokenResponse>("POST", "/partner/auth/portal-link", { body: { link_secret: linkSecret }, signedIn: false })).body);
+  return start((await send<TokenResponse>("POST", "/partner/auth/portal-link", { form: { link_secret: linkSecret }, signedIn: false })).body);
+}
+
+/**
+ * "Sign out": the API revokes the token (authenticated by the token itself), then the page forgets it. A revocation
+ * that fails (no answer) does not keep the user signed in: the token is forgotten anyway and lapses at its expiry.
+ */
+export async function signOut(): Promise<void> {
+  if (!session) return;
+  try {
+    await send<unknown>("POST", "/partner/auth/revoke", { form: { token: session.token } });
+  } catch {
+    // Forgotten below all the same.
+  }
+  end(null);
 }
 
 let openApi: Promise<OpenApiDocument> | null = null;
@@ -336,13 +404,6 @@ const STORE_EVENTS = `subscription PortalLiveTail($types: [String!], $after: Str
   storeEvents(types: $types, after: $after) { eventId eventType timestamp sequence data }
 }`;
 
-/**
- * graphql-sse's client reads the live stream with fetch and a streaming body: EventSource can neither POST nor send
- * Authorization. It never retries on its own, since each connection must start from a new `after`: the caller
- * catches up from the feed first.
- */
-const live = createClient({ url: "/graphql", headers: () => ({ authorization: bearer() }), retryAttempts: 0 });
-
 export interface Follower {
   /** The stream is open: events from now on arrive as they commit. */
   connected: () => void;
@@ -356,10 +417,10 @@ function endedWith(error: { message: string; extensions?: Readonly<Record<string
 }
 
 /** Why a stream could not open (the API's answer, when it gave one) or dropped (status 0). */
-async function streamFailure(error: unknown): Promise<ApiProblem> {
+async function streamFailure(error: unknown, authorization: string): Promise<ApiProblem> {
   if (error instanceof ApiProblem) return error;
   if (error instanceof NetworkError && error.response instanceof Response) {
-    return refusedToken(problemOf(error.response.status, parse(await error.response.text())));
+    return refusedToken(problemOf(error.response.status, parse(await error.response.text())), authorization);
   }
   const detail = error instanceof Error ? error.message : String(error);
   return new ApiProblem({ title: "The live stream dropped", detail, status: 0 });
@@ -372,6 +433,13 @@ async function streamFailure(error: unknown): Promise<ApiProblem> {
  */
 function followEvents(types: string[], after: string | undefined, follower: Follower, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    const authorization = bearer();
+    /**
+     * graphql-sse's client reads the live stream with fetch and a streaming body: EventSource can neither POST nor
+     * send Authorization. It never retries on its own, since each connection must start from a new `after`: the
+     * caller catches up from the feed first.
+     */
+    const live = createClient({ url: "/graphql", headers: { authorization }, credentials: "omit", retryAttempts: 0 });
     let ended: Problem | null = null;
     // The documented result of the subscription (schema/schema.graphql); the portal reads what it shows.
     const stop = live.subscribe<{ storeEvents: StoreEvent }>(
@@ -384,8 +452,8 @@ function followEvents(types: string[], after: string | undefined, follower: Foll
           if (error) ended = endedWith(error);
           else if (result.data) follower.event(result.data.storeEvents);
         },
-        error: (error) => void streamFailure(error).then(reject, reject),
-        complete: () => (ended ? reject(refusedToken(ended)) : resolve()),
+        error: (error) => void streamFailure(error, authorization).then(reject, reject),
+        complete: () => (ended ? void refusedToken(ended, authorization).then(reject) : resolve()),
       },
       {
         connected: () => {

@@ -44,6 +44,15 @@ export async function subscribableTypes(): Promise<string[]> {
   return (await eventCatalog()).map((e) => e.type).filter((t) => t !== "webhook.test");
 }
 
+/**
+ * The types the event feed and the live stream can return to a token with these scopes: each type needs its read
+ * scope, and the `webhook.*` types (the test event, and the operational events about an Application's own
+ * endpoints) reach partners by webhook only, never through the feed.
+ */
+export async function feedTypes(scopes: readonly string[]): Promise<string[]> {
+  return (await eventCatalog()).filter((e) => !e.type.startsWith("webhook.") && scopes.includes(e.scope)).map((e) => e.type);
+}
+
 function requestSchema(doc: OpenApiDocument, path: string): JsonSchema | undefined {
   const schema = doc.paths[path]?.post?.requestBody?.content["application/json"]?.schema;
   const ref = schema?.$ref;

@@ -1,5 +1,5 @@
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useState } from "preact/hooks";
 import { currentSession, onSessionChange, type Session, signOut } from "./api.js";
 import { Badge } from "./components.js";
 import { Deliveries } from "./pages/deliveries.js";
@@ -10,8 +10,9 @@ import { EventTypes } from "./pages/event-types.js";
 import { Overview } from "./pages/overview.js";
 import { Sandbox } from "./pages/sandbox.js";
 import { SignIn } from "./pages/sign-in.js";
+import { SwitchStore } from "./pages/switch-store.js";
 import { Webhooks } from "./pages/webhooks.js";
-import { href, type PageName, type Route, useRoute } from "./router.js";
+import { href, type PageName, type Route, takeLinkSecret, useRoute } from "./router.js";
 
 /**
  * The partner portal: a client of the public REST API only (see api.ts). Preact renders it; the server serves the
@@ -33,6 +34,23 @@ function useSession(): Session | null {
   return session;
 }
 
+/**
+ * A portal link's secret opened in this tab (on load, or pasted into the open portal), until it is used or set
+ * aside; the second function sets it aside.
+ */
+function usePortalLink(): [string | null, () => void] {
+  const [link, setLink] = useState(takeLinkSecret);
+  useEffect(() => {
+    const opened = () => {
+      const secret = takeLinkSecret();
+      if (secret) setLink(secret);
+    };
+    window.addEventListener("hashchange", opened);
+    return () => window.removeEventListener("hashchange", opened);
+  }, []);
+  return [link, useCallback(() => setLink(null), [])];
+}
+
 function Content({ route, session }: { route: Route; session: Session }) {
   switch (route.page) {
     case "webhooks":
@@ -40,7 +58,7 @@ function Content({ route, session }: { route: Route; session: Session }) {
     case "deliveries":
       return route.id ? <Delivery id={route.id} /> : <Deliveries route={route} />;
     case "events":
-      return <Events />;
+      return <Events session={session} />;
     case "event-types":
       return <EventTypes />;
     case "sandbox":
@@ -53,13 +71,19 @@ function Content({ route, session }: { route: Route; session: Session }) {
 function App() {
   const session = useSession();
   const route = useRoute();
+  const [link, setLinkAside] = usePortalLink();
   if (!session) {
     return (
       <main>
-        <SignIn />
+        <SignIn link={link} linkTaken={setLinkAside} />
       </main>
     );
   }
+  // Signing out answers no pending portal link: the link is set aside, not opened.
+  const leave = () => {
+    setLinkAside();
+    void signOut();
+  };
   return (
     <>
       <header class="top">
@@ -78,23 +102,17 @@ function App() {
             ))}
           </ul>
         </nav>
-        <button type="button" class="sign-out" onClick={() => signOut()}>
+        <button type="button" class="sign-out" onClick={leave}>
           Sign out
         </button>
       </header>
       <main>
-        <Content key={`${route.page}/${route.id ?? ""}`} route={route} session={session} />
+        {link ? <SwitchStore session={session} keep={setLinkAside} /> : <Content key={`${route.page}/${route.id ?? ""}`} route={route} session={session} />}
       </main>
+      <footer class="muted">All times in the portal are UTC, those shown and those you enter.</footer>
     </>
   );
 }
-
-const holdsLink = () => new URLSearchParams(window.location.hash.replace(/^#/, "")).has("link_secret");
-// Opening a portal link signs in afresh, whatever session this tab held; one pasted into an open portal loads it anew.
-if (holdsLink()) signOut();
-window.addEventListener("hashchange", () => {
-  if (holdsLink()) window.location.reload();
-});
 
 const root = document.getElementById("app");
 if (root) render(<App />, root);

@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 
 /**
  * Pages live in the URL fragment (`#/webhooks/<id>?…`): the server serves one page at /portal, and the fragment never
- * reaches it. A fragment holding a portal link (`#link_secret=…`) is not a route; the sign-in page takes it.
+ * reaches it. A fragment holding a portal link (`#link_secret=…`) is not a route: `takeLinkSecret` takes it.
  */
 
 export const PAGES = ["overview", "webhooks", "deliveries", "events", "event-types", "sandbox"] as const;
@@ -43,4 +43,11 @@ export function useRoute(): Route {
     return () => window.removeEventListener("hashchange", update);
   }, []);
   return route;
+}
+
+/** The portal link's secret in the address, if any, taken out of it at once so it stays in no history entry or bookmark. */
+export function takeLinkSecret(): string | null {
+  const secret = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("link_secret");
+  if (secret) window.history.replaceState(null, "", window.location.pathname);
+  return secret;
 }

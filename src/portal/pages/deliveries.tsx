@@ -6,7 +6,10 @@ import { href, navigate, type Route } from "../router.js";
 const FILTERS = ["status", "eventType", "endpointId"] as const;
 type Filter = Record<(typeof FILTERS)[number], string | undefined>;
 
-/** "Deliveries": newest first, filtered by status, event type and endpoint (kept in the address), a page at a time. */
+/**
+ * "Deliveries": newest first, filtered by status, event type and endpoint (kept in the address), a page at a time;
+ * each row names its endpoint by URL, so deliveries of one event to two endpoints tell apart.
+ */
 export function Deliveries({ route }: { route: Route }) {
   const filter: Filter = {
     status: route.params.get("status") ?? undefined,
@@ -17,7 +20,9 @@ export function Deliveries({ route }: { route: Route }) {
   const cursors = useCursors([key]);
   const list = useLoad(() => api.deliveries(filter, cursors.cursor), [key, cursors.cursor]);
   const types = useLoad(() => eventCatalog(), []);
+  // One page holds them all: an Application has at most 20 endpoints on a store, a page's size.
   const endpoints = useLoad(() => api.endpoints(), []);
+  const urlOf = new Map((endpoints.data?.data ?? []).map((e) => [e.id, e.url]));
   const set = (name: keyof Filter, value: string) => navigate(href("deliveries", null, { ...filter, [name]: value || undefined }));
 
   return (
@@ -68,6 +73,7 @@ export function Deliveries({ route }: { route: Route }) {
           <thead>
             <tr>
               <th scope="col">Event type</th>
+              <th scope="col">Endpoint</th>
               <th scope="col">Status</th>
               <th scope="col">HTTP status</th>
               <th scope="col">Attempts</th>
@@ -80,6 +86,9 @@ export function Deliveries({ route }: { route: Route }) {
             {list.data.data.map((d) => (
               <tr key={d.id}>
                 <td>{d.eventType}</td>
+                <td class="wrap">
+                  <a href={href("webhooks", d.endpointId)}>{urlOf.get(d.endpointId) ?? d.endpointId}</a>
+                </td>
                 <td>
                   <Badge value={d.status} />
                 </td>

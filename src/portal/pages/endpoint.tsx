@@ -4,8 +4,11 @@ import { Badge, Loading, Page, ProblemView, ShownOnce, Time, useAction, useLoad 
 import { href } from "../router.js";
 import { EventTypePicker, successRate } from "./webhooks.js";
 
-/** An ISO instant from a datetime-local value, which is the browser's local time. */
-const instant = (local: string): string | undefined => (local ? new Date(local).toISOString() : undefined);
+/**
+ * An ISO instant from a datetime-local value read as UTC, the one zone the portal shows times in (the control itself
+ * carries no zone; the browser's own would differ from every time shown).
+ */
+const instant = (utc: string): string | undefined => (utc ? new Date(`${utc}Z`).toISOString() : undefined);
 
 function Edit({ endpoint, saved }: { endpoint: EndpointRow; saved: (e: EndpointRow) => void }) {
   const [url, setUrl] = useState(endpoint.url);
@@ -52,7 +55,7 @@ function Recover({ endpoint }: { endpoint: EndpointRow }) {
   return (
     <section aria-labelledby="recover">
       <h2 id="recover">Recover failed deliveries</h2>
-      <p class="muted">Sends again every FAILED or DEAD_LETTER delivery of this endpoint created in the window.</p>
+      <p class="muted">Sends again every FAILED or DEAD_LETTER delivery of this endpoint created in the window, given in UTC.</p>
       {action.problem && <ProblemView problem={action.problem} />}
       {action.result && (
         <p role="status">
@@ -61,11 +64,11 @@ function Recover({ endpoint }: { endpoint: EndpointRow }) {
       )}
       <form onSubmit={submit} class="row">
         <label>
-          From
+          From (UTC)
           <input type="datetime-local" step={1} required value={since} onInput={(e) => setSince(e.currentTarget.value)} />
         </label>
         <label>
-          Until (default now)
+          Until (UTC, default now)
           <input type="datetime-local" step={1} value={until} onInput={(e) => setUntil(e.currentTarget.value)} />
         </label>
         <button type="submit" disabled={action.busy}>

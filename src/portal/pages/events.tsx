@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, type Problem, type StoreEvent } from "../api.js";
-import { eventCatalog } from "../catalog.js";
+import { api, type Problem, type Session, type StoreEvent } from "../api.js";
+import { feedTypes } from "../catalog.js";
 import { Json, Page, ProblemView, problemFrom, Time, useLoad } from "../components.js";
 
 /** Events a catch-up reads per page of the feed. */
@@ -20,8 +20,8 @@ function reconnectDelay(failures: number): number {
 }
 
 /**
- * Failures that pass: the connection (status 0), a rate or stream limit (429), the service (5xx). Any other, a
- * refused credential first, would answer the same again: the tail stops and says why.
+ * Failures that pass: the connection (status 0), a rate or stream limit (429), the service (5xx). Any other would
+ * answer the same again: the tail stops and says why (a refused token has ended the session already: see api.ts).
  */
 const passes = (problem: Problem) => problem.status === 0 || problem.status === 429 || problem.status >= 500;
 
@@ -41,8 +41,8 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** "Events": the store's event feed, oldest first, with type filters, "Load more" and a live tail. */
-export function Events() {
-  const catalog = useLoad(() => eventCatalog(), []);
+export function Events({ session }: { session: Session }) {
+  const catalog = useLoad(() => feedTypes(session.scopes), [session.scopes]);
   const [types, setTypes] = useState<string[]>([]);
   const [events, setEvents] = useState<StoreEvent[]>([]);
   const [dropped, setDropped] = useState(0);
@@ -157,14 +157,13 @@ export function Events() {
     <Page title="Events">
       <fieldset class="types">
         <legend>Event types (none checked: every type the token may read)</legend>
-        {(catalog.data ?? [])
-          .filter((t) => t.type !== "webhook.test")
-          .map((t) => (
-            <label key={t.type} class="check">
-              <input type="checkbox" checked={types.includes(t.type)} onChange={(e) => toggleType(t.type, e.currentTarget.checked)} />
-              {t.type}
-            </label>
-          ))}
+        {catalog.problem && <ProblemView problem={catalog.problem} />}
+        {(catalog.data ?? []).map((type) => (
+          <label key={type} class="check">
+            <input type="checkbox" checked={types.includes(type)} onChange={(e) => toggleType(type, e.currentTarget.checked)} />
+            {type}
+          </label>
+        ))}
       </fieldset>
       <div class="row">
         <button type="button" aria-pressed={tail} onClick={toggleTail}>

@@ -3,17 +3,11 @@ import { sessionEndReason, signInWithCredentials, signInWithLink } from "../api.
 import { Page, ProblemView, useAction } from "../components.js";
 import { href, navigate } from "../router.js";
 
-/** The portal link's secret, taken out of the address at once so it stays in no history entry or bookmark. */
-function takeLinkSecret(): string | null {
-  const params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
-  const secret = params.get("link_secret");
-  if (secret) window.history.replaceState(null, "", window.location.pathname);
-  return secret;
-}
-
-/** "Sign in": the Application's client_id and client_secret, exchanged at the token endpoint; or a portal link. */
-export function SignIn() {
-  const [linkSecret] = useState(takeLinkSecret);
+/**
+ * "Sign in": the Application's client_id and client_secret, exchanged at the token endpoint; or a portal link's
+ * secret (`link`), exchanged once: `linkTaken` tells the page it is spent, so no later sign-in tries it again.
+ */
+export function SignIn({ link, linkTaken }: { link: string | null; linkTaken: () => void }) {
   const [clientId, setClientId] = useState("");
   const [clientSecret, setClientSecret] = useState("");
   const [tenantId, setTenantId] = useState("");
@@ -21,8 +15,10 @@ export function SignIn() {
   const ended = sessionEndReason();
 
   useEffect(() => {
-    if (linkSecret) void action.run(() => signInWithLink(linkSecret)).then((s) => s && navigate(href("overview")));
-  }, [linkSecret, action.run]);
+    if (!link) return;
+    linkTaken();
+    void action.run(() => signInWithLink(link)).then((s) => s && navigate(href("overview")));
+  }, [link, linkTaken, action.run]);
 
   const submit = (e: Event) => {
     e.preventDefault();
@@ -39,7 +35,7 @@ export function SignIn() {
   return (
     <Page title="Sign in">
       <p>Sign in with your Application's credentials, or open the one-time portal link the platform team sent you.</p>
-      {linkSecret && action.busy && <p role="status">Signing in with your portal link…</p>}
+      {action.busy && <p role="status">Signing in…</p>}
       {ended && !action.problem && <ProblemView problem={ended} />}
       {action.problem && <ProblemView problem={action.problem} />}
       <form onSubmit={submit} class="stack">
