@@ -18,6 +18,8 @@ import { Pacer } from "./platform/pace/pacer.js";
 import { createPaceStore } from "./platform/pace/stores.js";
 import { createRateLimiter } from "./platform/ratelimit/backend.js";
 import { GRANT_CHANGED_CHANNEL, GrantCache } from "./platform/auth/grant-cache.js";
+import { TOKEN_REVOKED_CHANNEL, TokenRevocations } from "./platform/auth/revocations.js";
+import { ADMIN_KEY_REVOKED_CHANNEL } from "./platform/auth/credential.js";
 import { postgresWriteMarks, ReadRouter, redisWriteMarks } from "./platform/db/replicas.js";
 import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metrics.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
@@ -102,6 +104,10 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     closers.push(() => storeEvents.close());
     const grants = new GrantCache(pool, config.GRANT_CACHE_TTL_MS, new Notifications(directUrl, GRANT_CHANGED_CHANNEL, log));
     closers.push(() => grants.close());
+    const revocations = new TokenRevocations(pool, new Notifications(directUrl, TOKEN_REVOKED_CHANNEL, log), log);
+    closers.push(() => revocations.close());
+    const adminKeyRevocations = new Notifications(directUrl, ADMIN_KEY_REVOKED_CHANNEL, log);
+    closers.push(() => adminKeyRevocations.close());
     const rateLimiter = await createRateLimiter(config, pool, log);
     closers.push(() => rateLimiter.close());
     const outsideCalls = new OutsideCalls(config.WEBHOOK_TEST_CONCURRENCY, Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000));
@@ -112,7 +118,25 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     closers.push(() => reads.close());
     const streams = new LiveStreams(config.GRAPHQL_MAX_STREAMS, config.GRAPHQL_MAX_STREAMS_PER_APPLICATION);
     const metrics = createMetricsRegistry();
-    const services: Services = { config, log, db, pool, reads, box, keys, issuer, storeEvents, grants, rateLimiter, outsideCalls, pacer, streams, metrics };
+    const services: Services = {
+      config,
+      log,
+      db,
+      pool,
+      reads,
+      box,
+      keys,
+      issuer,
+      storeEvents,
+      grants,
+      revocations,
+      adminKeyRevocations,
+      rateLimiter,
+      outsideCalls,
+      pacer,
+      streams,
+      metrics,
+    };
     registerPlatformMetrics(metrics, services);
     registerWebhookMetrics(metrics, services);
     return { services, databaseUrl: database.url, directUrl, close };

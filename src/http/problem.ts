@@ -7,7 +7,10 @@ export interface ProblemContext {
   instance: string;
   requestId: string;
   traceId: string;
-  /** Where problems also carry OAuth 2.0's `error` (the token endpoint, RFC 6749 §5.2): that code for each. */
+  /**
+   * Where problems are also OAuth 2.0 error responses (the token endpoints, RFC 6749 §5.2): the `error` of each. They
+   * are then served as application/json, with `error_description` (the detail) beside the problem's fields.
+   */
   oauthErrorOf?: (e: ApiError) => string;
 }
 
@@ -22,19 +25,27 @@ export interface Problem {
   traceId: string;
   retryable: boolean;
   errors?: unknown[];
-  /** The token endpoint's OAuth 2.0 error code (RFC 6749 §5.2), beside `code`. */
+  /** The token endpoints' OAuth 2.0 error code (RFC 6749 §5.2), beside `code`. */
   error?: string;
+  /** With `error`: the detail again, where OAuth 2.0 clients read it. */
+  error_description?: string;
 }
 
 /** The realm a 401 names: the one protection space of partner credentials. */
 const REALM = "partner-api";
 
 /**
- * How to authenticate, on every 401 (RFC 9110 §11.6.1): client credentials at the token endpoint (RFC 6749 §5.2),
- * a bearer token elsewhere, with RFC 6750's `invalid_token` only when one was sent (§3: none sent, no error code).
+ * The token endpoints' challenge for client credentials (RFC 6749 §5.2), which they add to a 401 INVALID_CLIENT
+ * only when the client sent HTTP Basic credentials: one that sent them in the body gets none, so a browser never
+ * opens its sign-in dialog.
+ */
+export const BASIC_CHALLENGE = `Basic realm="${REALM}"`;
+
+/**
+ * How to authenticate, on every other 401 (RFC 9110 §11.6.1): a bearer token, with RFC 6750's `invalid_token` only
+ * when one was sent (§3: none sent, no error code).
  */
 const CHALLENGES: Partial<Record<ErrorCode, string>> = {
-  INVALID_CLIENT: `Basic realm="${REALM}"`,
   UNAUTHORIZED: "Bearer",
   INVALID_TOKEN: 'Bearer error="invalid_token"',
 };
@@ -67,7 +78,10 @@ export function toProblem(err: unknown, ctx: ProblemContext): { problem: Problem
     retryable: entry.retryable,
   };
   if (e.violations?.length) problem.errors = e.violations;
-  if (ctx.oauthErrorOf) problem.error = ctx.oauthErrorOf(e);
+  if (ctx.oauthErrorOf) {
+    problem.error = ctx.oauthErrorOf(e);
+    problem.error_description = e.detail;
+  }
   const challenge = CHALLENGES[e.code];
   return { problem, headers: { ...(challenge ? { "www-authenticate": challenge } : {}), ...e.headers } };
 }
@@ -77,7 +91,8 @@ export function sendProblem(res: ServerResponse, err: unknown, ctx: ProblemConte
   const body = JSON.stringify(problem);
   res.writeHead(problem.status, {
     ...headers,
-    "content-type": "application/problem+json",
+    // OAuth 2.0 clients read only application/json error bodies.
+    "content-type": ctx.oauthErrorOf ? "application/json" : "application/problem+json",
     "content-length": Buffer.byteLength(body),
     "cache-control": "no-store",
   });

@@ -49,12 +49,19 @@ export const notFound = (what: string, id: string) =>
   new ApiError("NOT_FOUND", `No ${what} with id ${id} exists for this store. Check the id; resources of other stores are never visible.`);
 export const unprocessable = (detail: string, violations?: Violation[]) => new ApiError("UNPROCESSABLE_ENTITY", detail, violations);
 export const forbidden = (detail: string) => new ApiError("FORBIDDEN", detail);
-/** `what` is what needs the scope, as the detail's subject. */
-export const insufficientScope = (scope: string, what = "This operation") =>
-  new ApiError(
+/**
+ * `scopes` are those of which the operation needs one; `what` is what needs it, as the detail's subject. The
+ * challenge names them as RFC 6750 §3.1 has it, so an OAuth client can tell which scope to ask for.
+ */
+export const insufficientScope = (scopes: string | readonly string[], what = "This operation") => {
+  const named = typeof scopes === "string" ? [scopes] : scopes;
+  return new ApiError(
     "INSUFFICIENT_SCOPE",
-    `${what} needs the scope "${scope}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`,
+    `${what} needs the scope "${named.join(" or ")}", which the token does not carry. Ask the store to grant it to your Application, then request a new token.`,
+    undefined,
+    { "www-authenticate": `Bearer error="insufficient_scope", scope="${named.join(" ")}"` },
   );
+};
 
 /** The one answer to a PRODUCTION token at a sandbox operation, REST route or GraphQL field alike. */
 export const sandboxOnly = () => new ApiError("FORBIDDEN", "Sandbox operations answer SANDBOX tokens only: use your sandbox credentials.");

@@ -7,6 +7,7 @@ import type { KeyRing } from "./auth/keys.js";
 import type { Notifications } from "./db/notifications.js";
 import type { RateLimiter } from "./ratelimit/limiter.js";
 import type { GrantCache } from "./auth/grant-cache.js";
+import type { TokenRevocations } from "./auth/revocations.js";
 import type { OutsideCalls } from "./outside.js";
 import type { Pacer } from "./pace/pacer.js";
 import type { ReadRouter } from "./db/replicas.js";
@@ -30,6 +31,10 @@ export interface Services {
   storeEvents: Notifications;
   /** The grants partner tokens are admitted by, cached for GRANT_CACHE_TTL_MS and cleared when one changes. */
   grants: GrantCache;
+  /** The partner access tokens revoked before their expiry, held in memory and kept current by notifications. */
+  revocations: TokenRevocations;
+  /** Wakes the live streams of a stored admin key when it is revoked (one LISTEN connection, opened on first use). */
+  adminKeyRevocations: Notifications;
   /** The rate-limit counters (RATE_LIMIT_BACKEND). */
   rateLimiter: RateLimiter;
   /** Calls out each Application has in flight in this process (WEBHOOK_TEST_CONCURRENCY). */

@@ -12,7 +12,7 @@ import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 
 const REQUEST_ID = "672f8864-d227-4d3b-9f11-ac4db44e7ee1";
 
-/** The whole problem+json body, with the parts the error catalog decides. */
+/** The whole problem body, with the parts the error catalog decides; a token endpoint's also has OAuth 2.0's two. */
 function problemBody(p: ProblemExample, baseUrl: string): Record<string, unknown> {
   const { status, title, retryable } = ERROR_CATALOG[p.code];
   return {
@@ -26,7 +26,7 @@ function problemBody(p: ProblemExample, baseUrl: string): Record<string, unknown
     traceId: REQUEST_ID.replace(/-/g, ""),
     retryable,
     ...(p.errors ? { errors: p.errors } : {}),
-    ...(p.error ? { error: p.error } : {}),
+    ...(p.error ? { error: p.error, error_description: p.detail } : {}),
   };
 }
 
@@ -64,7 +64,7 @@ function attachToOperation(doc: OpenApiDocument, op: OpenApiOperation, baseUrl: 
   // A copy of the shared response, so this operation's own error shows on its page; a response of its own (the
   // token endpoint's) takes the example as it is.
   const own = "$ref" in current ? structuredClone(shared) : current;
-  const problem = media(own, "application/problem+json");
+  const problem = media(own, "application/problem+json") ?? media(own, "application/json");
   if (problem) problem.examples = problemExamples(examples.problem, baseUrl);
   op.responses[status] = own;
 }

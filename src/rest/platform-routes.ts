@@ -1,9 +1,10 @@
 import { API_VERSIONS } from "../platform/versions.js";
 import type { JsonSchema } from "../platform/json.js";
 import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
+import { AUTHORIZATION_SERVER_METADATA_PATH, JWKS_PATH, REVOCATION_PATH, TOKEN_PATH } from "../platform/auth/endpoints.js";
 
 /**
- * The routes no GraphQL operation answers: the token endpoints, the key set and the contract itself. Each is a
+ * The routes no GraphQL operation answers: the token endpoints, the key set, the OAuth 2.0 metadata and the contract itself. Each is a
  * row like the route table's, saying its method, path and HTTP answer; its handler is the HTTP adapter's
  * (src/http/server.ts, by operationId) and its OpenAPI entry is rendered from the row (./openapi-platform.ts).
  */
@@ -18,6 +19,12 @@ export interface PlatformRoute {
   first: boolean;
   /** Who may call it: anyone, or an Application's client with its credentials (in the body, or HTTP Basic). */
   caller: "anyone" | "client";
+  /**
+   * Answers as an OAuth 2.0 token endpoint does (RFC 6749 §5.2): every error is application/json with `error` and
+   * `error_description` beside the problem's fields, and a cross-site browser post is refused (403) before any
+   * credential is checked or counted.
+   */
+  oauth?: true;
   /** Query parameters it reads, as documented; the handler checks them (an unknown version is its own 400). */
   query?: Record<string, JsonSchema>;
   /** The request body's schema component, and whether it also comes as an HTML form. */
@@ -43,15 +50,36 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
   {
     operationId: "createToken",
     method: "POST",
-    path: "/partner/auth/token",
+    path: TOKEN_PATH,
     tag: "Authentication",
     summary: "Exchange client credentials for an access token",
     description:
-      "OAuth 2.0 client credentials grant. Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply.",
+      "OAuth 2.0 client credentials grant. Credentials travel in the body (JSON or form) or in HTTP Basic client authentication. Token requests have their own rate limit per client_id and source address and do not count toward the API limits; failed ones (401) are also limited per source address, past which every token request from it gets 429 until the window slides. When too many credential checks are in progress the answer is 503 with `Retry-After`. Not idempotent: `Idempotency-Key` does not apply. " +
+      "Extension to the contract: errors are OAuth 2.0 error responses (RFC 6749 §5.2), `application/json` with `error` and `error_description` beside the problem's fields; a 401 carries `WWW-Authenticate: Basic` only when the client sent HTTP Basic credentials; a cross-site browser post (`Sec-Fetch-Site: cross-site`) is 403 FORBIDDEN (`error` invalid_request) before any credential is checked or counted.",
     first: true,
     caller: "client",
+    oauth: true,
     body: { component: "TokenRequest", form: true },
     response: TOKEN_RESPONSE,
+    errors: [400, 401, 403, 413, 415, 429, 500, 503],
+  },
+  {
+    operationId: "revokeToken",
+    method: "POST",
+    path: REVOCATION_PATH,
+    tag: "Authentication",
+    summary: "Revoke an access token (extension to the contract)",
+    description:
+      "Extension to the contract. OAuth 2.0 token revocation (RFC 7009): send the access token as `token` (JSON or form body; `token_type_hint` is accepted and changes nothing, every token here is an access token). " +
+      "The client authenticates as at the token endpoint (HTTP Basic or client_id and client_secret in the body), or, sending no client credentials, with `Authorization: Bearer` carrying the very token it revokes, which is how a holder of only the token (the partner portal) signs out. " +
+      "The answer is 200 with an empty object whatever the token was (unknown, malformed, expired, revoked already); only a token of the authenticated client is revoked, another client's keeps working. " +
+      "From then on the token is 401 INVALID_TOKEN everywhere (REST, `/graphql`, live streams), on every server within a second. " +
+      "Limited as token requests are, and a failed client authentication counts toward the same failure limit of the source address. Errors are answered as at the token endpoint.",
+    first: true,
+    caller: "client",
+    oauth: true,
+    body: { component: "TokenRevocationRequest", form: true },
+    response: { description: "Revoked, or nothing to revoke", component: "TokenRevocationResponse", noStore: true },
     errors: [400, 401, 403, 413, 415, 429, 500, 503],
   },
   {
@@ -66,9 +94,11 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
       "a server log or a Referer, and the page sends it here. The answer is the token endpoint's, for that Application and store. A link signs " +
       "in once and until it expires: an unknown, used or expired link is 401 INVALID_TOKEN saying which, and counts toward the token endpoint's " +
       "failure limit of the source address; a link whose grant was revoked or whose Application was disabled since is 403 FORBIDDEN. " +
-      "This is the only route that exists for the portal alone: everything else the portal does is a documented route of this API.",
+      "This is the only route that exists for the portal alone: everything else the portal does is a documented route of this API. " +
+      "Errors are answered as at the token endpoint (`error` invalid_grant for a refused link), and a cross-site browser post is 403 FORBIDDEN.",
     first: true,
     caller: "anyone",
+    oauth: true,
     body: { component: "PortalLinkExchange" },
     response: TOKEN_RESPONSE,
     errors: [400, 401, 403, 413, 415, 429, 500, 503],
@@ -76,13 +106,27 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
   {
     operationId: "getJwks",
     method: "GET",
-    path: "/.well-known/jwks.json",
+    path: JWKS_PATH,
     tag: "Authentication",
     summary: "Public keys that verify access tokens",
     description: "JSON Web Key Set (RFC 7517). Pick the key by the token header's `kid`; refetch on an unknown `kid` (keys rotate).",
     first: true,
     caller: "anyone",
     response: { description: "The key set", component: "JsonWebKeySet" },
+    errors: [500],
+  },
+  {
+    operationId: "getAuthorizationServerMetadata",
+    method: "GET",
+    path: AUTHORIZATION_SERVER_METADATA_PATH,
+    tag: "Authentication",
+    summary: "OAuth 2.0 authorization server metadata (extension to the contract)",
+    description:
+      "Extension to the contract. RFC 8414 metadata, from which OAuth 2.0 client libraries discover the token, revocation and key set addresses: " +
+      "`issuer` is the base URL and equals the `iss` of the access tokens, so discovery from the base URL succeeds. No token needed.",
+    first: true,
+    caller: "anyone",
+    response: { description: "The metadata", component: "AuthorizationServerMetadata" },
     errors: [500],
   },
   {
@@ -119,3 +163,6 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
     errors: [500],
   },
 ];
+
+/** The paths that answer as OAuth 2.0 token endpoints (`oauth`). */
+export const OAUTH_PATHS: ReadonlySet<string> = new Set(PLATFORM_ROUTES.filter((route) => route.oauth).map((route) => route.path));

@@ -31,10 +31,20 @@ function requestToken(
   clientSecret: string,
   extraHeaders: Record<string, string> = {},
 ): Promise<ApiResponse<Record<string, unknown>>> {
-  const body = JSON.stringify({ grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret });
+  return post(localAddress, "/partner/auth/token", { grant_type: "client_credentials", client_id: clientId, client_secret: clientSecret }, extraHeaders);
+}
+
+/** A JSON POST to `path` from `localAddress`, on a connection of its own. */
+function post(
+  localAddress: string,
+  path: string,
+  fields: Record<string, string>,
+  extraHeaders: Record<string, string> = {},
+): Promise<ApiResponse<Record<string, unknown>>> {
+  const body = JSON.stringify(fields);
   const headers = { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...extraHeaders };
   return new Promise((resolve, reject) => {
-    const url = new URL("/partner/auth/token", app.baseUrl);
+    const url = new URL(path, app.baseUrl);
     const req = request(url, { method: "POST", localAddress, agent: false, headers }, (res) => {
       let text = "";
       res.setEncoding("utf8");
@@ -111,6 +121,40 @@ describe("token endpoint against credential stuffing", () => {
     }
     // Six successes from one address, over its failure limit of five: a wrong guess is still answered 401.
     expect((await requestToken(busy, randomClientId(), "guess")).status).toBe(401);
+  });
+});
+
+describe("cross-site browser posts and revocations", () => {
+  it("cross-site posts with wrong credentials are refused before they are checked or counted: the address is not locked out", async () => {
+    const visitor = "127.0.0.16";
+    const before = hashingStats().started;
+    for (let i = 0; i < 40; i++) {
+      const res = await requestToken(visitor, tenant.clientId, `guess-${i}`, { "sec-fetch-site": "cross-site" });
+      expect(expectProblem(res, 403, "FORBIDDEN")).toMatchObject({ error: "invalid_request" });
+      expect(res.headers.get("x-ratelimit-limit")).toBeNull();
+    }
+    expect(hashingStats().started).toBe(before);
+    const own = await requestToken(visitor, tenant.clientId, tenant.clientSecret, { "sec-fetch-site": "same-origin" });
+    expect(own.status, JSON.stringify(own.body)).toBe(200);
+  });
+
+  it("a revocation whose client fails to authenticate counts toward its address's failure limit", async () => {
+    const guesser = "127.0.0.17";
+    for (let i = 0; i < FAILURES_PER_ADDRESS; i++) {
+      const res = await post(guesser, "/partner/auth/revoke", { token: tenant.token, client_id: randomClientId(), client_secret: "guess" });
+      expect(res.status).toBe(401);
+    }
+    expect((await requestToken(guesser, tenant.clientId, tenant.clientSecret)).status).toBe(429);
+    const refused = await post(guesser, "/partner/auth/revoke", { token: tenant.token, client_id: tenant.clientId, client_secret: tenant.clientSecret });
+    expect(expectProblem(refused, 429, "RATE_LIMIT_EXCEEDED").detail).toMatch(/failed token requests from this address/);
+  });
+
+  it("revocations take the token endpoint's slots of their client and address", async () => {
+    const busy = "127.0.0.18";
+    const revoke = () => post(busy, "/partner/auth/revoke", { token: "unknown", client_id: tenant.clientId, client_secret: tenant.clientSecret });
+    for (let i = 0; i < PER_CLIENT; i++) expect((await revoke()).status).toBe(200);
+    expect(expectProblem(await revoke(), 429, "RATE_LIMIT_EXCEEDED").detail).toMatch(/token requests of this client_id from this address/);
+    expect((await requestToken(busy, tenant.clientId, tenant.clientSecret)).status).toBe(429);
   });
 });
 

@@ -13,10 +13,16 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+/** A problem; at the token endpoint an OAuth 2.0 error response, application/json with `error` and `error_description` beside it. */
 function expectProblem(res: { status: number; headers: Headers; body: unknown }, status: number, code: string) {
   expect(res.status).toBe(status);
-  expect(res.headers.get("content-type")).toContain("application/problem+json");
   const body = res.body as Record<string, unknown>;
+  if (body.instance === "/partner/auth/token") {
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(body).toMatchObject({ error: expect.any(String), error_description: body.detail });
+  } else {
+    expect(res.headers.get("content-type")).toContain("application/problem+json");
+  }
   expect(body).toMatchObject({ status, code, type: `http://api.test.local/errors/${code}`, retryable: status >= 500 || status === 429 });
   for (const f of ["title", "detail", "instance", "requestId", "traceId"]) expect(typeof body[f]).toBe("string");
   expect(body.requestId).toBe(res.headers.get("x-request-id"));
@@ -165,15 +171,19 @@ describe("token errors follow OAuth 2.0 (RFC 6749 §5.2)", () => {
     }
   });
 
-  it("a 401 carries WWW-Authenticate: Basic, whether the client authenticated in the body or with HTTP Basic", async () => {
+  it("a 401 carries WWW-Authenticate: Basic only when the client authenticated with HTTP Basic", async () => {
     const t = await createTenant(app, { scopes: ["merchant:read"] });
+    // Credentials in the body: a challenge would make a browser open its sign-in dialog.
     const inBody = await token({ grant_type: "client_credentials", client_id: t.clientId, client_secret: "nope" });
     expect(inBody.status).toBe(401);
-    expect(inBody.headers.get("www-authenticate")).toBe('Basic realm="partner-api"');
+    expect(inBody.headers.get("www-authenticate")).toBeNull();
     const basic = await form({ grant_type: "client_credentials" }, { authorization: `Basic ${Buffer.from(`${t.clientId}:nope`).toString("base64")}` });
     expect(basic.status).toBe(401);
     expect(basic.headers.get("www-authenticate")).toBe('Basic realm="partner-api"');
     expect(basic.body).toMatchObject({ code: "INVALID_CLIENT", error: "invalid_client" });
+    const malformed = await form({ grant_type: "client_credentials" }, { authorization: `Basic ${Buffer.from("no-colon").toString("base64")}` });
+    expect(malformed.status).toBe(401);
+    expect(malformed.headers.get("www-authenticate")).toBe('Basic realm="partner-api"');
   });
 
   it("`scope` narrows the token to the scopes asked for, in JSON and in a form; the response says what was granted", async () => {
@@ -254,11 +264,12 @@ describe("the 401/403 matrix", () => {
     expect(ok.status).toBe(200);
   });
 
-  it("missing scope → 403 INSUFFICIENT_SCOPE naming the scope", async () => {
+  it("missing scope → 403 INSUFFICIENT_SCOPE naming the scope, in the detail and in RFC 6750's challenge", async () => {
     const limited = await createTenant(app, { scopes: ["orders:read"] });
     const res = await call<{ detail: string }>(app, "GET", "/public/v1/store", { token: limited.token });
     expectProblem(res, 403, "INSUFFICIENT_SCOPE");
     expect(res.body.detail).toContain("merchant:read");
+    expect(res.headers.get("www-authenticate")).toBe('Bearer error="insufficient_scope", scope="merchant:read"');
   });
 
   it("a revoked grant makes existing tokens fail with 403 FORBIDDEN within 5 s", async () => {

@@ -6,7 +6,7 @@ import { fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import { createPortalLink } from "../../src/modules/admin/portal-links.js";
 import type { TestApp } from "../helpers/app.js";
 import { createCatalog, createCustomer, createOrder, fakeAddress, type FixtureProduct } from "../helpers/fixtures.js";
-import { call, createTenant, type ApiResponse, type Tenant } from "../helpers/tenants.js";
+import { call, createTenant, getToken, type ApiResponse, type Tenant } from "../helpers/tenants.js";
 import type { Receiver } from "../webhooks/receiver.js";
 import type { OperationInput } from "./support/mesh.js";
 
@@ -71,6 +71,18 @@ function otherTenant(ctx: CaseContext): Promise<Tenant> {
   const key = ctx.tenant.storeId;
   if (!others.has(key)) others.set(key, createTenant(ctx.app));
   return others.get(key) as Promise<Tenant>;
+}
+
+const revokers = new Map<string, Promise<Tenant>>();
+
+/**
+ * The client the revocation cases authenticate as: its own, since revocations take the token endpoint's slots of
+ * their client, which the token cases of the shared tenant use up.
+ */
+function revoker(ctx: CaseContext): Promise<Tenant> {
+  const key = ctx.tenant.storeId;
+  if (!revokers.has(key)) revokers.set(key, createTenant(ctx.app, { scopes: ["merchant:read"] }));
+  return revokers.get(key) as Promise<Tenant>;
 }
 
 /** Setup calls go straight to the server (not through the Mesh); a setup step that fails stops the case. */
@@ -199,6 +211,27 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
       }),
     },
   ],
+  revokeToken: [
+    {
+      name: "revokes a fresh token of the client",
+      run: async (ctx) => {
+        const { clientId, clientSecret } = await revoker(ctx);
+        return { body: { token: await getToken(ctx.app, clientId, clientSecret), client_id: clientId, client_secret: clientSecret }, token: null };
+      },
+    },
+    {
+      name: "an unknown token is 200 as well",
+      run: async (ctx) => {
+        const { clientId, clientSecret } = await revoker(ctx);
+        return { body: { token: "no-such-token", client_id: clientId, client_secret: clientSecret }, token: null };
+      },
+    },
+    {
+      name: "a wrong secret is 401 invalid_client",
+      status: 401,
+      run: async (ctx) => ({ body: { token: "no-such-token", client_id: (await revoker(ctx)).clientId, client_secret: "wrong" }, token: null }),
+    },
+  ],
   exchangePortalLink: [
     {
       name: "a fresh link signs in",
@@ -214,6 +247,7 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     { name: "an unknown link is 401 INVALID_TOKEN", status: 401, run: () => ({ body: { link_secret: "no-such-link" }, token: null }) },
   ],
   getJwks: [{ name: "the public keys" }],
+  getAuthorizationServerMetadata: [{ name: "the OAuth 2.0 metadata" }],
   getOpenApiDocument: [{ name: "the document itself" }],
   listApiVersions: [{ name: "every version, newest first" }],
   getApplication: [{ name: "the token's Application and its version" }],

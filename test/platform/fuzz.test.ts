@@ -495,8 +495,8 @@ describe("fuzzing every route of the route table", () => {
         });
         const text = await res.text();
         expect(res.status, `${JSON.stringify({ headers, body })}: ${text}`).toBe(401);
-        expect(res.headers.get("content-type")).toContain("application/problem+json");
-        expect(JSON.parse(text)).toMatchObject({ code: "INVALID_CLIENT" });
+        expect(res.headers.get("content-type")).toBe("application/json");
+        expect(JSON.parse(text)).toMatchObject({ code: "INVALID_CLIENT", error: "invalid_client" });
       }),
       { numRuns: 30 },
     );

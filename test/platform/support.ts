@@ -3,12 +3,20 @@ import { expect } from "vitest";
 import type { ApiResponse } from "../helpers/tenants.js";
 import { ADMIN_KEY } from "../helpers/tenants.js";
 import type { TestApp } from "../helpers/app.js";
+import { OAUTH_PATHS } from "../../src/rest/platform-routes.js";
 
-/** Asserts a problem+json answer; `field`, when given, must be among its `errors[].field`. */
+/**
+ * Asserts a problem answer: problem+json, or at the token endpoints an OAuth 2.0 error response (application/json
+ * with `error` and `error_description` beside the problem's fields); `field`, when given, must be among its
+ * `errors[].field`.
+ */
 export function expectProblem(res: ApiResponse<unknown>, status: number, code: string, field?: string): Record<string, unknown> {
   expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get("content-type")).toContain("application/problem+json");
   const body = res.body as Record<string, unknown>;
+  const oauth = typeof body.instance === "string" && OAUTH_PATHS.has(body.instance);
+  if (oauth) expect(res.headers.get("content-type")).toBe("application/json");
+  else expect(res.headers.get("content-type")).toContain("application/problem+json");
+  if (oauth) expect(body).toMatchObject({ error: expect.any(String), error_description: body.detail });
   expect(body).toMatchObject({ status, code, retryable: status >= 500 || status === 429 });
   for (const f of ["type", "title", "detail", "instance", "requestId", "traceId"]) expect(typeof body[f]).toBe("string");
   if (field) expect((body.errors as { field: string }[] | undefined)?.map((e) => e.field)).toContain(field);

@@ -103,10 +103,15 @@ builder.subscriptionField("storeEvents", (t) =>
         void stop.then(() => controller.abort());
         void credentialEnds(services, ctx.principal, services.config.GRAPHQL_STREAM_CHECK_MS, controller.signal).then(async (ended) => {
           if (!ended) return;
+          // Reading stops first: an event read meanwhile must not follow the last item.
+          controller.abort();
           await push({ ended });
           stop();
         });
-        for await (const event of followEvents(db, storeEvents, storeId, { after, types, signal: controller.signal })) await push({ event });
+        for await (const event of followEvents(db, storeEvents, storeId, { after, types, signal: controller.signal })) {
+          if (controller.signal.aborted) break;
+          await push({ event });
+        }
         stop();
       });
       return onClose(stream, release);

@@ -4,6 +4,7 @@ import { activeAdminKey, ADMIN_KEY_PREFIX } from "./admin-keys.js";
 import type { Services } from "../services.js";
 import type { PartnerClaims, PartnerPrincipal, Principal } from "./principal.js";
 import { verifyPartnerToken } from "./tokens.js";
+import { tokenRevoked } from "./revocations.js";
 
 /** Extracts the bearer credential; the scheme is matched case-insensitively (RFC 6750). */
 export function bearerToken(header: string | undefined): string | null {
@@ -38,20 +39,27 @@ export async function resolvePrincipal(
   }
   const configured = services.config.ADMIN_API_KEY;
   if (configured && safeEqual(token, configured)) return CONFIGURED_ADMIN;
-  return admit(verified ?? (await verifyPartnerToken(token, services.keys, services.issuer)));
+  // Checked again when the caller verified the token already: the request may have waited for its slot since.
+  return admit(await unrevoked(services, verified ?? (await verifyPartnerToken(token, services.keys, services.issuer))));
+}
+
+/** The claims, unless their token was revoked (401 INVALID_TOKEN). */
+async function unrevoked(services: Services, claims: PartnerClaims): Promise<PartnerClaims> {
+  if (await services.revocations.has(claims.tokenId)) throw tokenRevoked();
+  return claims;
 }
 
 /**
- * The claims of a partner token that verifies (signature, issuer, expiry: no database), or null for anything else
- * (no credential, an admin key, a token that does not verify), which resolvePrincipal then answers as it always
- * does. The HTTP adapter asks before a request takes an admission slot, to count the slot against its Application,
- * and hands the claims to resolvePrincipal so the token is verified once.
+ * The claims of a partner token that verifies (signature, issuer, expiry) and was not revoked, read from memory with
+ * no database, or null for anything else (no credential, an admin key, a token that does not verify), which
+ * resolvePrincipal then answers as it always does. The HTTP adapter asks before a request takes an admission slot,
+ * to count the slot against its Application, and hands the claims to resolvePrincipal so the token is verified once.
  */
 export async function verifiedPartnerClaims(services: Services, authorization: string | undefined): Promise<PartnerClaims | null> {
   try {
     const token = bearerToken(authorization);
     if (token === null || token.startsWith(ADMIN_KEY_PREFIX)) return null;
-    return await verifyPartnerToken(token, services.keys, services.issuer);
+    return await unrevoked(services, await verifyPartnerToken(token, services.keys, services.issuer));
   } catch {
     return null;
   }

@@ -81,6 +81,24 @@ export class GrantCache {
     this.invalidate();
   }
 
+  /**
+   * Resolves at the next notification on GRANT_CHANGED_CHANNEL or lost or regained LISTEN (by then the watcher
+   * listen() set up has cleared the cache), or when `signal` aborts; live streams check their grant again then. Call
+   * it before checking, then check, then await it: a change committed while checking is not missed. It listens even
+   * with no cache (TTL 0).
+   */
+  nextChange(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        unwatch();
+        signal.removeEventListener("abort", wake);
+        resolve();
+      };
+      const unwatch = this.notifications.watch(wake);
+      signal.addEventListener("abort", wake, { once: true });
+    });
+  }
+
   /** How many grants are held. */
   get size(): number {
     return this.entries.size;

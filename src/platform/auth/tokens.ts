@@ -52,9 +52,7 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
       throw invalidRequest(`${field} must be a string.`, [{ field, code: "INVALID_TYPE", message: `\`${field}\` must be a string` }]);
     }
   }
-  const app = await db.application.findUnique({ where: { clientId: req.client_id as string } });
-  const ok = await verifySecret(req.client_secret as string, app?.clientSecretHash ?? null);
-  if (!app || !ok) throw new ApiError("INVALID_CLIENT", "Unknown client_id or wrong client_secret.");
+  const app = await authenticateClient(db, req.client_id as string, req.client_secret as string);
   if (app.status !== "ACTIVE") throw forbidden("This Application is disabled. Contact the platform team.");
   const scopes = grantedScopes(app.scopes, req.scope);
 
@@ -82,6 +80,17 @@ export async function issueToken(db: Db, keys: KeyRing, settings: TokenSettings,
   }
 
   return signAccessToken(keys, settings, app, grant.store.code, scopes);
+}
+
+/**
+ * The Application these client credentials belong to, else 401 INVALID_CLIENT: the same answer, after the same
+ * hashing work, for an unknown client_id as for a wrong secret.
+ */
+export async function authenticateClient(db: Db, clientId: string, clientSecret: string) {
+  const app = await db.application.findUnique({ where: { clientId } });
+  const ok = await verifySecret(clientSecret, app?.clientSecretHash ?? null);
+  if (!app || !ok) throw new ApiError("INVALID_CLIENT", "Unknown client_id or wrong client_secret.");
+  return app;
 }
 
 /**
@@ -139,7 +148,8 @@ function grantedScopes(held: readonly string[], asked: unknown): string[] {
  * Claims of tokens this process has verified, per key ring, by issuer and token string. A partner sends the same
  * token for up to an hour, and an EdDSA verification costs tens of microseconds on every request; an entry lives
  * until the token expires but at most a minute, so a retired signing key stops being honoured soon after.
- * Nothing else is cached here: the grant has its own cache, cleared when a grant changes (GrantCache).
+ * Nothing else is cached here: the grant has its own cache, cleared when a grant changes (GrantCache), and a
+ * revocation is looked up on every request after this cache (authenticate.ts), so it holds from its commit on.
  */
 const verifiedTokens = new WeakMap<KeyRing, Map<string, { payload: JWTPayload; until: number }>>();
 const VERIFIED_TTL_MS = 60_000;

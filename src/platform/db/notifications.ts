@@ -16,7 +16,7 @@ export class Notifications {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly waiters = new Map<string, Set<() => void>>();
-  private readonly watchers = new Set<() => void>();
+  private readonly watchers = new Set<(payload: string | null) => void>();
   private closed = false;
   private backoff = RECONNECT_MIN_MS;
 
@@ -47,10 +47,10 @@ export class Notifications {
   }
 
   /**
-   * Calls `wake` on every notification of the channel, whatever its payload, and whenever notifications may have
-   * been missed (the connection lost or regained); returns the function that stops it.
+   * Calls `wake` with the payload of every notification of the channel, and with null whenever notifications may
+   * have been missed (the connection lost or regained); returns the function that stops it.
    */
-  watch(wake: () => void): () => void {
+  watch(wake: (payload: string | null) => void): () => void {
     this.watchers.add(wake);
     void this.ensureConnected();
     return () => this.watchers.delete(wake);
@@ -80,16 +80,16 @@ export class Notifications {
 
   private wake(key: string): void {
     for (const wake of [...(this.waiters.get(key) ?? [])]) wake();
-    this.wakeWatchers();
+    this.wakeWatchers(key);
   }
 
   private wakeAll(): void {
     for (const key of [...this.waiters.keys()]) for (const wake of [...(this.waiters.get(key) ?? [])]) wake();
-    this.wakeWatchers();
+    this.wakeWatchers(null);
   }
 
-  private wakeWatchers(): void {
-    for (const wake of [...this.watchers]) wake();
+  private wakeWatchers(payload: string | null): void {
+    for (const wake of [...this.watchers]) wake(payload);
   }
 
   private ensureConnected(): Promise<void> {

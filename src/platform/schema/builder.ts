@@ -128,7 +128,7 @@ export const builder = new SchemaBuilder<{
         return new ApiError("FORBIDDEN", "This field is answered for a partner token (it reads the token's own store), not an admin key.");
       }
       const scope = failures.find((f) => f.scope === "scope" || f.scope === "anyScope");
-      if (scope) return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.join(" or ") : String(scope.parameter));
+      if (scope) return insufficientScope(Array.isArray(scope.parameter) ? scope.parameter.map(String) : String(scope.parameter));
       if (failures.some((f) => f.scope === "sandbox")) return sandboxOnly();
       return new ApiError("FORBIDDEN", "This credential may not use this field.");
     },
