@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { generateWebhookSecret } from "../modules/webhooks/secret.js";
 import { deliveryHeaders } from "../modules/webhooks/message.js";
 import { duplicateAfterMs, holdOf, isIdle, MAX_DRILL_SECONDS, type AttemptDrill, type Drill } from "../modules/webhooks/drill.js";
+import { API_VERSION_HEADER, API_VERSIONS, isApiVersion, type ApiVersion } from "../platform/versions.js";
 
 /**
  * `partner-listen`: local development without a tunnel. Reads the store's event feed (GET /public/v1/events) with the
@@ -16,9 +17,12 @@ import { duplicateAfterMs, holdOf, isIdle, MAX_DRILL_SECONDS, type AttemptDrill,
 const USAGE = `Usage: partner-listen --base-url <url> --client-id <id> --client-secret <secret> --forward-to <url> [options]
 
 Reads the event feed of the store your credentials are granted on and forwards every event to --forward-to,
-signed as a webhook delivery (X-Service-Signature and the Standard Webhooks headers).
+signed as a webhook delivery (X-Service-Signature and the Standard Webhooks headers) and with the Api-Version
+its body is rendered in.
 
 Options:
+  --api-version <v>      read the feed in this API version and forward in it, as an endpoint on that version
+                         receives deliveries (default: your Application's pin); one of ${API_VERSIONS.join(", ")}
   --types <a,b,...>      only these event types (default: every type your scopes allow)
   --after <sequence>     start after this sequence, ignoring the state file (0 replays every kept event)
   --state <file>         where the last forwarded sequence is kept, to resume there after a restart
@@ -92,16 +96,34 @@ function tokenSource(baseUrl: string, clientId: string, clientSecret: string): (
   };
 }
 
-async function readPage(baseUrl: string, token: string, after: string, types: string | undefined): Promise<FeedPage> {
+/**
+ * A page of the feed, in `apiVersion` when one is given (else in the Application's pin), with the version the feed
+ * answered in: its events' bodies are rendered in it, so their forwards carry it as Api-Version.
+ */
+async function readPage(
+  baseUrl: string,
+  token: string,
+  after: string,
+  types: string | undefined,
+  apiVersion: ApiVersion | undefined,
+): Promise<{ page: FeedPage; apiVersion: ApiVersion }> {
   const query = new URLSearchParams({ after, limit: "100", ...(types ? { types } : {}) });
-  const res = await fetch(`${baseUrl}/public/v1/events?${query}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${baseUrl}/public/v1/events?${query}`, {
+    headers: { authorization: `Bearer ${token}`, ...(apiVersion ? { [API_VERSION_HEADER]: apiVersion } : {}) },
+  });
   if (res.status !== 200) throw new Error(`GET /public/v1/events answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as FeedPage;
+  const answered = res.headers.get(API_VERSION_HEADER);
+  if (!isApiVersion(answered)) {
+    throw new Error(
+      `GET /public/v1/events answered in API version ${answered ?? "(none)"}, which this partner-listen does not know: rebuild it from the service's current code`,
+    );
+  }
+  return { page: (await res.json()) as FeedPage, apiVersion: answered };
 }
 
-async function forward(target: string, event: Envelope, secret: string, deliveryId: string = randomUUID()): Promise<string> {
+async function forward(target: string, event: Envelope, apiVersion: ApiVersion, secret: string, deliveryId: string = randomUUID()): Promise<string> {
   const body = JSON.stringify(event);
-  const headers = deliveryHeaders({ deliveryId, eventId: event.eventId, eventType: event.eventType, body, secrets: [secret] });
+  const headers = deliveryHeaders({ deliveryId, eventId: event.eventId, eventType: event.eventType, body, secrets: [secret], apiVersion });
   const started = Date.now();
   try {
     const res = await fetch(target, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(10_000) });
@@ -146,18 +168,18 @@ function parseDrill(spec: string): Drill {
  */
 function drilledForwarding(
   drill: Drill,
-  send: (event: Envelope, deliveryId: string, mark: AttemptDrill | null) => Promise<void>,
+  send: (event: Envelope, apiVersion: ApiVersion, deliveryId: string, mark: AttemptDrill | null) => Promise<void>,
   save: (sequence: number) => void,
 ) {
   const waiting: { sequence: number; sent: boolean }[] = [];
   const running = new Set<Promise<void>>();
   const stopped = new AbortController();
   let failure: { error: unknown } | null = null;
-  const drilled = async (event: Envelope, slot: { sequence: number; sent: boolean }) => {
+  const drilled = async (event: Envelope, apiVersion: ApiVersion, slot: { sequence: number; sent: boolean }) => {
     const hold = holdOf(drill);
     const deliveryId = randomUUID();
     await sleep(hold?.ms ?? 0, undefined, { signal: stopped.signal });
-    await send(event, deliveryId, hold?.drill ?? null);
+    await send(event, apiVersion, deliveryId, hold?.drill ?? null);
     slot.sent = true;
     let gone = 0;
     while (gone < waiting.length && waiting[gone].sent) gone++;
@@ -165,13 +187,13 @@ function drilledForwarding(
     const again = duplicateAfterMs(drill);
     if (again === null) return;
     await sleep(again, undefined, { signal: stopped.signal });
-    await send(event, deliveryId, "duplicate");
+    await send(event, apiVersion, deliveryId, "duplicate");
   };
   return {
-    add(event: Envelope): void {
+    add(event: Envelope, apiVersion: ApiVersion): void {
       const slot = { sequence: event.sequence, sent: false };
       waiting.push(slot);
-      const run = drilled(event, slot).catch((error: unknown) => {
+      const run = drilled(event, apiVersion, slot).catch((error: unknown) => {
         // A stop rejects the held sleeps (what they held is resent after a restart); anything else ends the command.
         if (stopped.signal.aborted) return;
         failure = { error };
@@ -193,6 +215,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       "base-url": { type: "string" },
+      "api-version": { type: "string" },
       "client-id": { type: "string" },
       "client-secret": { type: "string" },
       "forward-to": { type: "string" },
@@ -218,6 +241,10 @@ async function main(): Promise<void> {
   if (!Number.isInteger(interval) || interval < 50) throw new UsageError("--interval must be an integer of at least 50 (ms)");
   if (values.after !== undefined && !/^\d+$/.test(values.after)) throw new UsageError("--after must be a sequence number");
   const drill = values.drill === undefined ? null : parseDrill(values.drill);
+  const apiVersion = values["api-version"];
+  if (apiVersion !== undefined && !isApiVersion(apiVersion)) {
+    throw new UsageError(`--api-version must be one of ${API_VERSIONS.join(", ")}; "${apiVersion}" is not an API version`);
+  }
   const secret = values.secret ?? generateWebhookSecret();
   if (!values.secret) process.stdout.write(`Signing with ${secret} (pass --secret to choose one)\n`);
 
@@ -226,7 +253,8 @@ async function main(): Promise<void> {
   if (cursor === undefined) {
     // From now on: skip what the feed already holds.
     cursor = "0";
-    for (let page = await readPage(baseUrl, await token(), cursor, values.types); ; page = await readPage(baseUrl, await token(), cursor, values.types)) {
+    for (;;) {
+      const { page } = await readPage(baseUrl, await token(), cursor, values.types, apiVersion);
       cursor = page.pagination.nextCursor;
       if (!page.pagination.hasMore) break;
     }
@@ -235,8 +263,8 @@ async function main(): Promise<void> {
   const drilled = drill
     ? drilledForwarding(
         drill,
-        async (event, deliveryId, mark) => {
-          const outcome = await forward(target, event, secret, deliveryId);
+        async (event, version, deliveryId, mark) => {
+          const outcome = await forward(target, event, version, secret, deliveryId);
           process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${outcome}${mark ? ` [${mark}]` : ""}\n`);
         },
         (sequence) => writeState(stateFile, String(sequence)),
@@ -248,13 +276,13 @@ async function main(): Promise<void> {
     drilled?.stop();
   });
   while (!stopping && !drilled?.stopped()) {
-    const page = await readPage(baseUrl, await token(), cursor, values.types);
+    const { page, apiVersion: answered } = await readPage(baseUrl, await token(), cursor, values.types, apiVersion);
     for (const event of page.data) {
       if (drilled) {
-        drilled.add(event);
+        drilled.add(event, answered);
         continue;
       }
-      process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${await forward(target, event, secret)}\n`);
+      process.stdout.write(`${event.sequence} ${event.eventType} ${event.eventId} -> ${await forward(target, event, answered, secret)}\n`);
       // Saved after each forward: a restart repeats nothing already sent.
       writeState(stateFile, String(event.sequence));
     }

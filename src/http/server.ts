@@ -9,7 +9,7 @@ import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
-import { API_VERSION_HEADER, LATEST_API_VERSION, requestedApiVersion } from "../platform/versions.js";
+import { API_VERSION_HEADER, answerVersion, requestedApiVersion } from "../platform/versions.js";
 import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
 import { KeptDocuments } from "../graphql/documents.js";
@@ -17,8 +17,8 @@ import { apiErrorOf, sendProblem, type ProblemContext } from "./problem.js";
 import { send } from "../platform/http/response.js";
 import { Admission, type Flow, flowOf, TOKEN_FLOW } from "./admission.js";
 import { oauthErrorOf } from "../platform/auth/oauth-errors.js";
-import { handlePortalLinkExchange, handleTokenRequest, TOKEN_PATH } from "./token.js";
-import { PLATFORM_ROUTES } from "../rest/platform-routes.js";
+import { authorizationServerMetadata, handlePortalLinkExchange, handleRevocation, handleTokenRequest, type TokenLimits } from "./token.js";
+import { OAUTH_PATHS, PLATFORM_ROUTES } from "../rest/platform-routes.js";
 import { sourceAddress } from "./address.js";
 import { idempotency } from "../rest/idempotency.js";
 import { checkJsonDepth, declaresTooLarge, parseJsonBody, requestBody } from "../platform/http/body.js";
@@ -125,24 +125,21 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
   }
 
   const addressOf = (req: IncomingMessage) => sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
+  /** A token or revocation request's limits: per client_id and source address, and failures per address. */
+  const tokenLimits = (req: IncomingMessage, res: ServerResponse, seen: Caller): TokenLimits => {
+    const address = addressOf(req);
+    return {
+      admit: (clientId) => {
+        seen.tokenClientId = clientId;
+        return limits.token(res, clientId, address);
+      },
+      failed: () => limits.tokenFailed(address),
+    };
+  };
   /** The platform routes' handlers (their rows are src/rest/platform-routes.ts), by operationId. */
   const handlers: Record<string, PlatformHandler> = {
-    createToken: (req, res, _url, seen) => {
-      const address = addressOf(req);
-      return admitted(
-        req,
-        res,
-        () =>
-          handleTokenRequest(services, req, res, {
-            admit: (clientId) => {
-              seen.tokenClientId = clientId;
-              return limits.token(res, clientId, address);
-            },
-            failed: () => limits.tokenFailed(address),
-          }),
-        TOKEN_FLOW,
-      );
-    },
+    createToken: (req, res, _url, seen) => admitted(req, res, () => handleTokenRequest(services, req, res, tokenLimits(req, res, seen)), TOKEN_FLOW),
+    revokeToken: (req, res, _url, seen) => admitted(req, res, () => handleRevocation(services, req, res, tokenLimits(req, res, seen)), TOKEN_FLOW),
     exchangePortalLink: (req, res, _url, seen) => {
       const address = addressOf(req);
       return admitted(
@@ -162,6 +159,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       );
     },
     getJwks: (_req, res) => send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" }),
+    getAuthorizationServerMetadata: (_req, res) => send(res, 200, authorizationServerMetadata(services), { "cache-control": "public, max-age=300" }),
     getOpenApiDocument: (_req, res, url) => docs.document(url, res),
     listApiVersions: (_req, res) => docs.versions(res),
   };
@@ -238,16 +236,17 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
-      // Every answer names its version: the requested one, else the latest until the caller's pin is known.
-      res.setHeader(API_VERSION_HEADER, LATEST_API_VERSION);
       const apiVersion = requestedApiVersion(req.headers[API_VERSION_HEADER]);
-      if (apiVersion) res.setHeader(API_VERSION_HEADER, apiVersion);
       const claims = await verifiedPartnerClaims(services, req.headers.authorization);
+      // Named once the grant shows the pin, before the rate limit: every answer from then on, a 429 included, names the
+      // version it is given in. An answer before it (no or a refused credential) is the same in every version.
+      const admitPartner = (partner: PartnerClaims) =>
+        limits.admit(res, partner, (principal) => res.setHeader(API_VERSION_HEADER, answerVersion(apiVersion, principal.apiVersion)));
       return admitted(
         req,
         res,
         async (waitOutside) => {
-          const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
+          const principal = await resolvePrincipal(services, req.headers.authorization, admitPartner, claims);
           seen.principal = principal;
           await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, apiVersion, requestId: pctx.requestId, waitOutside });
         },
@@ -275,7 +274,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       instance: url.pathname,
       requestId,
       traceId,
-      ...(url.pathname === TOKEN_PATH ? { oauthErrorOf } : {}),
+      ...(OAUTH_PATHS.has(url.pathname) ? { oauthErrorOf } : {}),
     };
     const seen: Caller = {};
     res.on("finish", () => {

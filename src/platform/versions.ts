@@ -60,6 +60,11 @@ export function lifecycleHeaders(lifecycle: VersionLifecycle | undefined, versio
   };
 }
 
+/** The version a partner's request is answered in: the one its Api-Version header names, else its Application's pin. */
+export function answerVersion(requested: ApiVersion | null, pin: ApiVersion): ApiVersion {
+  return requested ?? pin;
+}
+
 /** The version a request's Api-Version header names, null without one; an unknown one is 400 INVALID_API_VERSION. */
 export function requestedApiVersion(header: string | string[] | undefined): ApiVersion | null {
   if (header === undefined) return null;

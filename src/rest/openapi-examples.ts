@@ -5,6 +5,8 @@ import type { EventData, EventType } from "../platform/events/declaration.js";
 import type { TestEventData } from "../modules/events/operational.js";
 import { SANDBOX_ADDRESS as ADDRESS } from "../modules/sandbox/scenarios.js";
 import { SANDBOX_EVENT_TYPES } from "../modules/sandbox/fire.js";
+import { LOCAL_RECEIVER_ADVICE } from "../modules/webhooks/url-safety.js";
+import { SCOPES } from "../platform/auth/scopes.js";
 
 /**
  * Example bodies for the OpenAPI document, keyed by operationId: one pizzeria's data throughout (store
@@ -26,7 +28,7 @@ export interface ProblemExample {
   detail: string;
   instance: string;
   errors?: Record<string, unknown>[];
-  /** The token endpoint's OAuth 2.0 error code. */
+  /** A token endpoint's OAuth 2.0 error code (its `error_description` is the detail). */
   error?: string;
 }
 
@@ -323,8 +325,7 @@ const notFound = (what: string, path: string, id: string): ProblemExample => ({
   detail: `No ${what} with id ${id} exists for this store. Check the id; resources of other stores are never visible.`,
   instance: path.replace(/\{\w+\}/, id),
 });
-const PRIVATE_HOST =
-  '"erp.internal.example" resolves to 10.0.0.12, which is a private address. Webhooks can only be delivered to a publicly reachable host. Use a public hostname; for local development, expose your server through a tunnel (for example ngrok or Cloudflare Tunnel) and register the tunnel\'s https URL.';
+const PRIVATE_HOST = `"erp.internal.example" resolves to 10.0.0.12, which is a private address. ${LOCAL_RECEIVER_ADVICE}`;
 const UNKNOWN_ID = "0b6c3c8e-6f3e-4a5e-9d57-2f1c1c9a4b10";
 /** An order naming a product the store's catalog does not have, at `field` of the body sent to `path`. */
 const unknownProduct = (summary: string, path: string, field: string): ProblemExample => ({
@@ -341,6 +342,10 @@ const APPLICATION = {
   scopes: ["orders:read", "orders:write", "webhooks:manage"],
   apiVersion: LATEST_API_VERSION,
 };
+
+/** The pizzeria's example access token (a JWT of the documented shape). */
+const ACCESS_TOKEN =
+  "eyJhbGciOiJFZERTQSIsImtpZCI6ImtfMjAyNV8wMyIsInR5cCI6ImF0K2p3dCJ9.eyJ0ZW5hbnRfaWQiOiJQWjdLMk05UVhBIiwiZW52aXJvbm1lbnQiOiJTQU5EQk9YIn0.QLnIFalKrqfBsdRfS0958Il3fC0Qhz9a3VJUUwgd7ldXRz79aI6kYvdv2eqU2aegX22X6wP30zfzwa010--yCw";
 
 const BEARER_MISSING_APPLICATION: ProblemExample = {
   summary: "No bearer token",
@@ -374,8 +379,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
     },
     response: one("A SANDBOX token for the pizzeria", {
-      access_token:
-        "eyJhbGciOiJFZERTQSIsImtpZCI6ImtfMjAyNV8wMyIsInR5cCI6ImF0K2p3dCJ9.eyJ0ZW5hbnRfaWQiOiJQWjdLMk05UVhBIiwiZW52aXJvbm1lbnQiOiJTQU5EQk9YIn0.QLnIFalKrqfBsdRfS0958Il3fC0Qhz9a3VJUUwgd7ldXRz79aI6kYvdv2eqU2aegX22X6wP30zfzwa010--yCw",
+      access_token: ACCESS_TOKEN,
       token_type: "Bearer",
       expires_in: 3600,
       scope: "orders:read orders:write customers:read catalog:read merchant:read webhooks:manage",
@@ -390,11 +394,33 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       error: "invalid_client",
     },
   },
+  revokeToken: {
+    request: {
+      default: {
+        summary: "Client credentials in the body",
+        value: {
+          token: ACCESS_TOKEN,
+          token_type_hint: "access_token",
+          client_id: "sbx_3kP9wQ2mVtR7xYc1",
+          client_secret: "cs_live_2Jx8Qm4Vb7Tn1Lp5Zr9Wd3Hs6Kf0Gy",
+        },
+      },
+      bearer: { summary: "The token itself also in Authorization: Bearer", value: { token: ACCESS_TOKEN } },
+    },
+    response: one("Revoked, or nothing to revoke", {}),
+    problem: {
+      summary: "A post from another website's page",
+      code: "FORBIDDEN",
+      detail: "Cross-site browser requests are refused here: call this endpoint from a server, or from a page of this site.",
+      instance: "/partner/auth/revoke",
+      errors: [{ field: "Sec-Fetch-Site", code: "CROSS_SITE", message: "`Sec-Fetch-Site` must not be cross-site" }],
+      error: "invalid_request",
+    },
+  },
   exchangePortalLink: {
     request: one("The secret from the link's fragment", { link_secret: "Jq3xv8Tn0bK5yWm2Lr7Pz4Hc9Fd1Sg6Ae3Ut8Vo2Ni" }),
     response: one("A SANDBOX token for the link's Application and store", {
-      access_token:
-        "eyJhbGciOiJFZERTQSIsImtpZCI6ImtfMjAyNV8wMyIsInR5cCI6ImF0K2p3dCJ9.eyJ0ZW5hbnRfaWQiOiJQWjdLMk05UVhBIiwiZW52aXJvbm1lbnQiOiJTQU5EQk9YIn0.QLnIFalKrqfBsdRfS0958Il3fC0Qhz9a3VJUUwgd7ldXRz79aI6kYvdv2eqU2aegX22X6wP30zfzwa010--yCw",
+      access_token: ACCESS_TOKEN,
       token_type: "Bearer",
       expires_in: 3600,
       scope: "orders:read customers:read catalog:read merchant:read webhooks:manage",
@@ -407,6 +433,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       detail:
         "This portal link was already used at 2025-03-01T18:30:00.012Z; a link signs in once. Ask the platform team for a new portal link, or sign in with the Application's client_id and client_secret.",
       instance: "/partner/auth/portal-link",
+      error: "invalid_grant",
     },
   },
   getJwks: {
@@ -418,6 +445,26 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       code: "INTERNAL_SERVER_ERROR",
       detail: "Something went wrong on our side. Retry with backoff; if it persists, quote traceId 672f8864d2274d3b9f11ac4db44e7ee1 to support.",
       instance: "/.well-known/jwks.json",
+    },
+  },
+  getAuthorizationServerMetadata: {
+    response: one("The service at https://api.example.com", {
+      issuer: "https://api.example.com",
+      token_endpoint: "https://api.example.com/partner/auth/token",
+      jwks_uri: "https://api.example.com/.well-known/jwks.json",
+      revocation_endpoint: "https://api.example.com/partner/auth/revoke",
+      grant_types_supported: ["client_credentials"],
+      response_types_supported: [],
+      token_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      revocation_endpoint_auth_methods_supported: ["client_secret_basic", "client_secret_post"],
+      scopes_supported: [...SCOPES],
+      service_documentation: "https://api.example.com/docs",
+    }),
+    problem: {
+      summary: "An unexpected failure",
+      code: "INTERNAL_SERVER_ERROR",
+      detail: "Something went wrong on our side. Retry with backoff; if it persists, quote traceId 672f8864d2274d3b9f11ac4db44e7ee1 to support.",
+      instance: "/.well-known/oauth-authorization-server",
     },
   },
   getOpenApiDocument: {

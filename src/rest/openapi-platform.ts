@@ -1,6 +1,6 @@
-import { API_VERSIONS } from "../platform/versions.js";
+import { API_VERSIONS, LATEST_API_VERSION, type ApiVersion } from "../platform/versions.js";
 import { ERROR_CATALOG, type ErrorCode } from "../platform/errors.js";
-import { SCOPE_DESCRIPTIONS } from "../platform/auth/scopes.js";
+import { SCOPE_DESCRIPTIONS, SCOPES } from "../platform/auth/scopes.js";
 import { DELIVERED_EVENTS } from "../modules/events/types.js";
 import { WEBHOOK_EVENT_COMPONENT } from "../platform/events/declaration.js";
 import { ENVIRONMENTS } from "../modules/store/status.js";
@@ -57,7 +57,8 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
   },
   ProblemDetails: {
     type: "object",
-    description: "Every error body (RFC 9457), served as application/problem+json.",
+    description:
+      "Every error body (RFC 9457), served as application/problem+json; at the token endpoints (token, revocation, portal link) an OAuth 2.0 error response (RFC 6749 §5.2), served as application/json so that OAuth client libraries read it, with `error` and `error_description` beside these fields.",
     required: ["type", "title", "status", "detail", "code", "instance", "requestId", "traceId", "retryable"],
     properties: {
       type: { type: "string", format: "uri", description: "`<base_url>/errors/<CODE>`" },
@@ -74,8 +75,9 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
         type: "string",
         enum: [...OAUTH_ERRORS],
         description:
-          "Extension to the contract, on token endpoint errors only: OAuth 2.0's error code (RFC 6749 §5.2), what an off-the-shelf OAuth client reads: invalid_request, invalid_client, invalid_scope, unsupported_grant_type; unauthorized_client for a disabled or ungranted Application; temporarily_unavailable (429, 503) and server_error (500)",
+          "Extension to the contract, on every token endpoint error and only there: OAuth 2.0's error code (RFC 6749 §5.2), what an off-the-shelf OAuth client reads: invalid_request (a cross-site browser post included), invalid_client, invalid_scope, unsupported_grant_type; invalid_grant for a refused portal link; unauthorized_client for a disabled or ungranted Application; temporarily_unavailable (429, 503) and server_error (500)",
       },
+      error_description: { type: "string", description: "Extension to the contract, with `error`: the same text as `detail`" },
     },
   },
   TokenRequest: {
@@ -97,6 +99,51 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
           "Extension to the contract: the scopes the token is for, space-separated (RFC 6749 §3.3), among those the Application holds; without it (or blank), all of them. One the Application is not granted is 400 INVALID_REQUEST with `error` invalid_scope.",
         examples: ["orders:read customers:read"],
       },
+    },
+  },
+  TokenRevocationRequest: {
+    type: "object",
+    description:
+      "Extension to the contract (RFC 7009). The client authenticates here (`client_id` and `client_secret`), with HTTP Basic, or with `Authorization: Bearer` carrying `token` itself.",
+    required: ["token"],
+    properties: {
+      token: { type: "string", description: "The access token to revoke" },
+      token_type_hint: { type: "string", description: "Accepted and ignored: every token here is an access token", examples: ["access_token"] },
+      client_id: { type: "string", description: "Public id of the Application whose token it is" },
+      client_secret: { type: "string" },
+    },
+  },
+  TokenRevocationResponse: {
+    type: "object",
+    description: "Empty: the answer is the same whatever the token was.",
+    additionalProperties: false,
+  },
+  AuthorizationServerMetadata: {
+    type: "object",
+    description: "OAuth 2.0 authorization server metadata (RFC 8414).",
+    required: [
+      "issuer",
+      "token_endpoint",
+      "jwks_uri",
+      "revocation_endpoint",
+      "grant_types_supported",
+      "response_types_supported",
+      "token_endpoint_auth_methods_supported",
+      "revocation_endpoint_auth_methods_supported",
+      "scopes_supported",
+      "service_documentation",
+    ],
+    properties: {
+      issuer: { type: "string", format: "uri", description: "The base URL: the `iss` of access tokens" },
+      token_endpoint: { type: "string", format: "uri" },
+      jwks_uri: { type: "string", format: "uri" },
+      revocation_endpoint: { type: "string", format: "uri" },
+      grant_types_supported: { type: "array", items: { type: "string", enum: ["client_credentials"] } },
+      response_types_supported: { type: "array", items: { type: "string" }, maxItems: 0, description: "None: there is no authorization endpoint" },
+      token_endpoint_auth_methods_supported: { type: "array", items: { type: "string", enum: ["client_secret_basic", "client_secret_post"] } },
+      revocation_endpoint_auth_methods_supported: { type: "array", items: { type: "string", enum: ["client_secret_basic", "client_secret_post"] } },
+      scopes_supported: { type: "array", items: { type: "string", enum: [...SCOPES] } },
+      service_documentation: { type: "string", format: "uri", description: "The API reference" },
     },
   },
   PortalLinkExchange: {
@@ -153,7 +200,11 @@ export const PLATFORM_SCHEMAS: Record<string, JsonSchema> = {
           properties: {
             version: { type: "string", enum: [...API_VERSIONS] },
             status: { type: "string", enum: ["latest", "supported", "deprecated"], description: "deprecated: move off it before its sunsetAt" },
-            releasedAt: { type: "string", format: "date" },
+            releasedAt: {
+              type: "string",
+              format: "date",
+              description: "When the service began serving it; never in the future. The version's name is the date it was announced for, which may be later",
+            },
             deprecatedAt: { type: "string", format: "date", description: "When it was deprecated; absent unless it is" },
             sunsetAt: { type: "string", format: "date", description: "When it may stop being served; absent until the operator sets one" },
             changes: { type: "array", items: { type: "string" }, description: "What this version changed from the one before it" },
@@ -199,9 +250,14 @@ export const HEADERS: Record<string, JsonSchema> = {
     schema: { type: "string", enum: ["Bearer", 'Bearer error="invalid_token"'] },
   },
   WwwAuthenticateBasic: {
-    description: "How to authenticate at the token endpoint: client credentials, here or in the body (RFC 6749 §5.2). Extension to the contract.",
-    required: true,
+    description:
+      "Only when the client sent HTTP Basic credentials: authenticate again with client credentials (RFC 6749 §5.2). A client that sent them in the body gets no challenge. Extension to the contract.",
     schema: { type: "string", enum: [`Basic realm="partner-api"`] },
+  },
+  WwwAuthenticateInsufficientScope: {
+    description:
+      'With INSUFFICIENT_SCOPE: `Bearer error="insufficient_scope", scope="<the scope the operation needs>"` (RFC 6750 §3.1), space-separated when any of several would do. Extension to the contract.',
+    schema: { type: "string", pattern: '^Bearer error="insufficient_scope", scope="[^"]*"$' },
   },
   IdempotentReplayed: {
     description: "`true` when this is the recorded response of an earlier request with the same Idempotency-Key.",
@@ -233,14 +289,24 @@ export const RATE_LIMIT_HEADERS = {
   "X-RateLimit-Reset": ref("headers", "XRateLimitReset"),
 };
 
-export const PARAMETERS: Record<string, JsonSchema> = {
-  ApiVersion: {
+/**
+ * The Api-Version parameter of the document of `version`. The document describes that version's requests and
+ * answers only, so the parameter takes that version alone, as its default too: a tool that fills requests in from
+ * the document (Postman, with or without examples) sends it, never another version's name or a placeholder.
+ */
+export function apiVersionParameter(version: ApiVersion): JsonSchema {
+  return {
     name: "Api-Version",
     in: "header",
     required: false,
-    description: "Answer this request in this API version instead of the Application's pin; an unknown one is 400 INVALID_API_VERSION.",
-    schema: { type: "string", enum: [...API_VERSIONS] },
-  },
+    description: `Answer this request in ${version}, the version this document describes, whatever the Application's pin (without the header, the pin decides). Each version's document is at GET /public/v1/openapi.json?version=<version>; an unknown version is 400 INVALID_API_VERSION.`,
+    schema: { type: "string", enum: [version], default: version },
+  };
+}
+
+/** The shared parameters of the document of the code's shape, the latest version's (buildOpenApi sets each version's Api-Version). */
+export const PARAMETERS: Record<string, JsonSchema> = {
+  ApiVersion: apiVersionParameter(LATEST_API_VERSION),
   XRequestId: {
     name: "X-Request-Id",
     in: "header",
@@ -260,7 +326,7 @@ export const PARAMETERS: Record<string, JsonSchema> = {
 
 /** Codes only some operations answer, so a reader of a shared response knows where each applies. */
 const CODE_NOTES: Partial<Record<ErrorCode, string>> = {
-  INVALID_CLIENT: "token endpoint",
+  INVALID_CLIENT: "token endpoints",
   IDEMPOTENCY_CONFLICT: "with Idempotency-Key",
   EVENT_EXPIRED: "extension to the contract: replaying or recovering a delivery whose event is past EVENT_RETENTION_DAYS",
   CONCURRENCY_LIMIT_EXCEEDED:
@@ -272,6 +338,7 @@ export function problemResponse(status: number, reason: string, codes = codesWit
   const listed = codes.map((c) => `\`${c}\`${CODE_NOTES[c] ? ` (${CODE_NOTES[c]})` : ""}`);
   const headers: Record<string, JsonSchema> = { "X-Request-Id": ref("headers", "XRequestId"), ...RATE_LIMIT_HEADERS };
   if (status === 401) headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticateBearer");
+  if (codes.includes("INSUFFICIENT_SCOPE")) headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticateInsufficientScope");
   if (status === 429 || status === 503) headers["Retry-After"] = ref("headers", "RetryAfter");
   // Business errors of a write are recorded under its Idempotency-Key and replayed.
   if ([400, 404, 409, 422].includes(status)) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
@@ -283,33 +350,51 @@ export function problemResponse(status: number, reason: string, codes = codesWit
   };
 }
 
-export const SECURITY_SCHEMES: Record<string, JsonSchema> = {
-  oauth2: {
-    type: "oauth2",
-    description:
-      "OAuth 2.0 client credentials, exchanged at `/partner/auth/token`. Send `Authorization: Bearer <access_token>`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.",
-    flows: { clientCredentials: { tokenUrl: "/partner/auth/token", scopes: SCOPE_DESCRIPTIONS } },
-  },
-  clientBasic: {
-    type: "http",
-    scheme: "basic",
-    description: "HTTP Basic client authentication at the token endpoint: client_id and client_secret, each form-urlencoded (RFC 6749 §2.3.1).",
-  },
-};
+function platformPath(operationId: string): string {
+  const route = PLATFORM_ROUTES.find((row) => row.operationId === operationId);
+  if (!route) throw new Error(`the platform routes have no ${operationId} row`);
+  return route.path;
+}
+
+const TOKEN_PATH = platformPath("createToken");
+
+/**
+ * The security schemes of a document served at `baseUrl`. The token URL is absolute: OAuth clients (Postman's
+ * among them) fetch it as it is written, and a relative one resolves against nothing they know.
+ */
+export function securitySchemes(baseUrl: string): Record<string, JsonSchema> {
+  return {
+    oauth2: {
+      type: "oauth2",
+      description: `OAuth 2.0 client credentials, exchanged at \`${TOKEN_PATH}\`. Send \`Authorization: Bearer <access_token>\`; each operation lists the scope it needs. A missing scope is 403 INSUFFICIENT_SCOPE.`,
+      flows: { clientCredentials: { tokenUrl: `${baseUrl}${TOKEN_PATH}`, scopes: SCOPE_DESCRIPTIONS } },
+    },
+    clientBasic: {
+      type: "http",
+      scheme: "basic",
+      description: "HTTP Basic client authentication at the token endpoint: client_id and client_secret, each form-urlencoded (RFC 6749 §2.3.1).",
+    },
+  };
+}
 
 export const problems = (statuses: number[]) => Object.fromEntries(statuses.map((s) => [String(s), ref("responses", `Problem${s}`)]));
 
-/** Codes of bearer tokens, which the token endpoint never answers with. */
+/** Codes of bearer tokens, which the endpoints a client authenticates at never answer with. */
 const BEARER_CODES: ErrorCode[] = ["UNAUTHORIZED", "INVALID_TOKEN", "INSUFFICIENT_SCOPE"];
 
-/** The token endpoint's problems: with OAuth 2.0's `error`, and a 401 challenging for client credentials. */
-function tokenProblems(statuses: number[]): Record<string, JsonSchema> {
+/**
+ * The problems of a route that answers as an OAuth 2.0 token endpoint: application/json with `error` and
+ * `error_description`; where a client authenticates, no bearer code, and a 401 challenging for HTTP Basic.
+ */
+function oauthProblems(route: PlatformRoute): Record<string, JsonSchema> {
+  const client = route.caller === "client";
   return Object.fromEntries(
-    statuses.map((status) => {
-      const codes = codesWithStatus(status).filter((c) => !BEARER_CODES.includes(c));
+    route.errors.map((status) => {
+      const codes = codesWithStatus(status).filter((c) => !client || !BEARER_CODES.includes(c));
       const response = problemResponse(status, STATUS_CODES[status] ?? `HTTP ${status}`, codes);
+      response.content = { "application/json": { schema: ref("schemas", "ProblemDetails") } };
       const headers = response.headers as Record<string, JsonSchema>;
-      if (status === 401) headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticateBasic");
+      if (status === 401 && client) headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticateBasic");
       return [String(status), response];
     }),
   );
@@ -343,7 +428,7 @@ function platformOperation(route: PlatformRoute): JsonSchema {
   }
   operation.responses = {
     "200": { description: route.response.description, headers, content: { "application/json": { schema: ref("schemas", route.response.component) } } },
-    ...(client ? tokenProblems(route.errors) : problems(route.errors)),
+    ...(route.oauth ? oauthProblems(route) : problems(route.errors)),
   };
   return operation;
 }

@@ -37,12 +37,13 @@ not only the token claim). \`/public/v1/sandbox/*\` answers PRODUCTION tokens wi
 ## Versions
 
 Versions are dates. Each Application is pinned to one (\`GET /public/v1/application\`; new Applications get the
-latest), and every response names the version it was answered in with \`Api-Version\`. Send \`Api-Version: <version>\`
-on a request to have it answered in another version (an unknown one is 400 \`INVALID_API_VERSION\`); pin the
-Application to it with \`PATCH /public/v1/application\` once your code reads it. Webhook endpoints deliver in their own
-\`apiVersion\`. \`GET /public/v1/versions\` lists the versions and what each changed; a deprecated version's responses
-carry \`Deprecation\`, \`Sunset\` once one is set, and \`Link: <…/public/v1/versions>; rel="deprecation"\`. This document
-describes the version in \`info.version\`; \`GET /public/v1/openapi.json?version=<version>\` serves any other.
+latest), and every response once the token is admitted, errors and 429s included, names the version it was answered
+in with \`Api-Version\`. Send \`Api-Version: <version>\` on a request to have it answered in another version (an
+unknown one is 400 \`INVALID_API_VERSION\`); pin the Application to it with \`PATCH /public/v1/application\` once your
+code reads it. Webhook endpoints deliver in their own \`apiVersion\`. \`GET /public/v1/versions\` lists the versions
+and what each changed; a deprecated version's responses carry \`Deprecation\`, \`Sunset\` once one is set, and
+\`Link: <…/public/v1/versions>; rel="deprecation"\`. This document describes the version in \`info.version\`, and its
+\`Api-Version\` parameter takes that version alone; \`GET /public/v1/openapi.json?version=<version>\` serves any other.
 
 ## Errors
 

@@ -23,12 +23,13 @@ import {
   PLATFORM_SCHEMAS,
   RATE_LIMIT_HEADERS,
   RECEIPT_HEADERS,
-  SECURITY_SCHEMES,
+  apiVersionParameter,
   codesWithStatus,
   eventSchemas,
   problemResponse,
   problems,
   ref,
+  securitySchemes,
   webhooks,
 } from "./openapi-platform.js";
 
@@ -212,10 +213,12 @@ function checkUnique(routes: Route[]): void {
 
 /**
  * The document of one API version: built for the shape the code answers in, then taken to `version` by the
- * declared version changes (src/modules/versions/).
+ * declared version changes (src/modules/versions/); its Api-Version parameter takes that version alone.
  */
 export function buildOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl: string, version: ApiVersion = FIRST_API_VERSION): OpenApiDocument {
-  return versionDocument(buildCodeOpenApi(routes, schema, baseUrl), version);
+  const doc = versionDocument(buildCodeOpenApi(routes, schema, baseUrl), version);
+  doc.components.parameters.ApiVersion = apiVersionParameter(version);
+  return doc;
 }
 
 /** The document of the shape the code answers in, which the versions are rendered from (see the router). */
@@ -287,7 +290,7 @@ export function buildCodeOpenApi(routes: Route[], schema: GraphQLSchema, baseUrl
       parameters: PARAMETERS,
       headers: HEADERS,
       responses,
-      securitySchemes: SECURITY_SCHEMES,
+      securitySchemes: securitySchemes(baseUrl),
     },
   };
   attachExamples(doc, baseUrl);

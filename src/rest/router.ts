@@ -14,7 +14,7 @@ import { pickDeclared, queryOf } from "./validate.js";
 import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
 import { authorizedRoutes, type AuthorizedRoute } from "./authorization.js";
 import type { Route, RouteInput, RouteResult, RunOperation } from "../platform/route.js";
-import { API_VERSION_HEADER, lifecycleHeaders, type ApiVersion } from "../platform/versions.js";
+import { answerVersion, lifecycleHeaders, type ApiVersion } from "../platform/versions.js";
 import { versionRequest, VersionedResponses } from "../modules/versions/render.js";
 import { buildCodeOpenApi } from "./openapi.js";
 import { VERSIONS_PATH } from "./platform-routes.js";
@@ -164,10 +164,10 @@ export class RestRouter {
     const { compiled, params } = this.match(r.req.method ?? "GET", r.pathname);
     const { route } = compiled;
     const principal = this.authorize(route, r.principal);
-    const version = r.apiVersion ?? principal.apiVersion;
+    // The response names the version already (the HTTP server set Api-Version when it admitted the caller).
+    const version = answerVersion(r.apiVersion, principal.apiVersion);
     const lifecycle = lifecycleHeaders(this.services.config.apiVersionLifecycles[version], this.versionsUrl);
     // Set now, so a problem answered from here on carries them too.
-    r.res.setHeader(API_VERSION_HEADER, version);
     for (const [name, value] of Object.entries(lifecycle)) r.res.setHeader(name, value);
     const rawBody = route.method === "GET" || route.method === "DELETE" ? "" : await requestBody(r.req);
     const body = rawBody === "" ? undefined : parseJsonBody(r.req, rawBody, this.services.config.JSON_MAX_DEPTH);
@@ -206,7 +206,7 @@ export class RestRouter {
       // Committed (or failed) by now: the caller's next reads, on any process, must see what it wrote.
       if (route.method !== "GET") await reads.wrote(principal);
     }
-    const headers: Record<string, string> = { ...result.headers, [API_VERSION_HEADER]: version };
+    const headers: Record<string, string> = { ...result.headers };
     // A page's rel="next" Link and a deprecated version's rel="deprecation" one travel in one header.
     for (const [name, value] of Object.entries(lifecycle)) headers[name] = name === "link" && headers.link ? `${headers.link}, ${value}` : value;
     const rendered = this.rendererOf(version).body(route.operationId, { body: result.body, query, headers: result.headers ?? {} });

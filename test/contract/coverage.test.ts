@@ -120,7 +120,8 @@ describe("what the document states", () => {
   it("has the OAuth2 client-credentials scheme with every scope", () => {
     const flow = (doc.components.securitySchemes.oauth2 as { flows: { clientCredentials: { tokenUrl: string; scopes: Record<string, string> } } }).flows
       .clientCredentials;
-    expect(flow.tokenUrl).toBe("/partner/auth/token");
+    // Absolute: OAuth clients such as Postman's fetch it as written.
+    expect(flow.tokenUrl).toBe(`${loadConfig({}).publicBaseUrl}/partner/auth/token`);
     expect(flow.scopes).toEqual(SCOPE_DESCRIPTIONS);
   });
 

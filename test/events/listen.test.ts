@@ -4,9 +4,11 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
-import { createCatalog, type FixtureProduct } from "../helpers/fixtures.js";
+import { createCatalog, customerCreatedData, type FixtureProduct } from "../helpers/fixtures.js";
 import { ROOT, runCli, runProcess } from "../helpers/process.js";
 import { generateWebhookSecret } from "../../src/modules/webhooks/secret.js";
+import { emitEvent } from "../../src/platform/events/outbox.js";
+import { API_VERSIONS, FIRST_API_VERSION, LATEST_API_VERSION } from "../../src/platform/versions.js";
 import { type Receiver, startReceiver, verifySignature } from "../webhooks/receiver.js";
 
 /** The `listen` CLI as a child process, against the real server and a real local receiver. */
@@ -169,4 +171,30 @@ it("--drill sends every event twice (same eventId and webhook-id, each signed), 
     expect(await refused.exited, bad).toBe(2);
     expect(refused.output()).toMatch(/--drill/);
   }
+}, 60_000);
+
+it("forwards with the Api-Version its body is rendered in: the Application's pin, or --api-version's, which must be a known version", async () => {
+  const pinned = await createTenant(app, { apiVersion: LATEST_API_VERSION });
+  const event = await app.services.db.$transaction((tx) => emitEvent(tx, pinned.storeId, "customer.created", customerCreatedData()));
+  const args = ["--base-url", app.baseUrl, "--client-id", pinned.clientId, "--client-secret", pinned.clientSecret, "--after", "0", "--once"];
+  const state = join(mkdtempSync(join(tmpdir(), "listen-version-")), "state.json");
+  const forwarded = async (path: string, extra: string[]) => {
+    const run = runCli("listen", [...args, "--forward-to", receiver.url(path), "--state", state, ...extra], {});
+    expect(await run.exited, run.output()).toBe(0);
+    const [request] = receiver.requests(path);
+    expect(JSON.parse(request.body)).toMatchObject({ eventId: event.id });
+    return { version: request.headers["api-version"], data: (JSON.parse(request.body) as { data: { phone: unknown } }).data };
+  };
+
+  // The pin: 2026-12-01 gives a customer without a phone `phone: null`, 2026-11-20 an empty string.
+  expect(await forwarded("/version-pin", [])).toEqual({ version: LATEST_API_VERSION, data: expect.objectContaining({ phone: null }) });
+  expect(await forwarded("/version-flag", ["--api-version", FIRST_API_VERSION])).toEqual({
+    version: FIRST_API_VERSION,
+    data: expect.objectContaining({ phone: "" }),
+  });
+
+  const refused = runCli("listen", [...args, "--forward-to", receiver.url("/version-bad"), "--api-version", "2026-11-21"], {});
+  expect(await refused.exited).toBe(2);
+  expect(refused.output()).toContain(`--api-version must be one of ${API_VERSIONS.join(", ")}; "2026-11-21" is not an API version`);
+  expect(receiver.requests("/version-bad")).toEqual([]);
 }, 60_000);

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { generateWebhookSecret, secretPrefix } from "../../src/modules/webhooks/secret.js";
 import { signatureHeader } from "../../src/modules/webhooks/signing.js";
 import { deliveryHeaders } from "../../src/modules/webhooks/message.js";
+import { LATEST_API_VERSION } from "../../src/platform/versions.js";
 import { Webhook } from "standardwebhooks";
 
 const TOLERANCE_SECONDS = 300;
@@ -146,10 +147,9 @@ describe("Standard Webhooks headers", () => {
   const body = '{"eventId":"e1","data":{"total":59.9}}';
   const headersFor = (secrets: string[], now = new Date()) =>
     Object.fromEntries(
-      Object.entries(deliveryHeaders({ deliveryId: "d1", eventId: "e1", eventType: "order.created", body, secrets, now })).map(([k, v]) => [
-        k.toLowerCase(),
-        v,
-      ]),
+      Object.entries(deliveryHeaders({ deliveryId: "d1", eventId: "e1", eventType: "order.created", body, secrets, apiVersion: LATEST_API_VERSION, now })).map(
+        ([k, v]) => [k.toLowerCase(), v],
+      ),
     );
 
   it("verify with the official library and the secret as the partner received it; a changed body or another secret does not", () => {

@@ -67,6 +67,15 @@ describe("checkWebhookUrl: private and special addresses", () => {
     expect(message).toContain("internal.example.com");
     expect(message).toContain("10.1.2.3");
     expect(message).toMatch(/public/i);
+    // Both ways to a receiver on the partner's machine, neither needing the internet.
+    expect(message).toContain("partner-listen");
+    expect(message).toContain("WEBHOOK_ALLOW_PRIVATE_NETWORKS=true");
+    expect(message).not.toMatch(/tunnel/i);
+  });
+
+  it("names no way around the refusal of a metadata address, which the setting does not lift", async () => {
+    const message = await expectRefused("http://169.254.169.254/latest/meta-data/", SANDBOX, "PRIVATE_NETWORK");
+    expect(message).not.toContain("WEBHOOK_ALLOW_PRIVATE_NETWORKS");
   });
 
   it("refuses when ANY resolved address is private (mixed answer)", async () => {

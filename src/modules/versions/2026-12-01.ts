@@ -117,7 +117,8 @@ const TEXTS: [now: string, before: string][] = [
 
 export const V2026_12_01: VersionChange = {
   version: "2026-12-01",
-  releasedAt: "2026-12-01",
+  // Served from the day its code shipped, ahead of the date it is named for.
+  releasedAt: "2026-11-26",
   changes: [
     "Orders drop `displayId` and `totalAmount`: read `orderNumber` (an integer) and `total`.",
     "`pagination` drops `cursor`: pass `nextCursor` back as the `cursor` query parameter.",

@@ -13,7 +13,10 @@ import type { ApiVersion } from "../../platform/versions.js";
 export interface VersionChange {
   /** The version this change introduced. */
   version: ApiVersion;
-  /** When the version was published (YYYY-MM-DD). */
+  /**
+   * When the service began serving the version (YYYY-MM-DD): never a later day, since a version in API_VERSIONS is
+   * served. Its name is the date it was announced for, which may come after.
+   */
   releasedAt: string;
   /** What changes, one sentence each, as the changelog prints them. */
   changes: string[];

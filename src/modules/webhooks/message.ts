@@ -38,8 +38,8 @@ export function deliveryHeaders(opts: {
   eventType: string;
   body: string;
   secrets: readonly string[];
-  /** The version the body is rendered in, sent as Api-Version (a delivery always gives it). */
-  apiVersion?: ApiVersion;
+  /** The version the body is rendered in, sent as Api-Version. */
+  apiVersion: ApiVersion;
   now?: Date;
 }): Record<string, string> {
   const t = Math.floor((opts.now ?? new Date()).getTime() / 1000);
@@ -50,7 +50,7 @@ export function deliveryHeaders(opts: {
     "X-Service-Event-Id": opts.eventId,
     "X-Service-Event-Type": opts.eventType,
     "X-Service-Delivery-Id": opts.deliveryId,
-    ...(opts.apiVersion ? { "Api-Version": opts.apiVersion } : {}),
+    "Api-Version": opts.apiVersion,
     "X-Service-Signature": signatureHeader(opts.secrets, t, opts.body),
     ...(standard ? { "webhook-id": opts.eventId, "webhook-timestamp": String(t), "webhook-signature": standard } : {}),
   };

@@ -159,10 +159,15 @@ function classify(address: string): AddressVerdict {
   return { blocked: true, reason: "unrecognised", metadata: false };
 }
 
-const PUBLIC_HOST_ADVICE =
-  "Webhooks can only be delivered to a publicly reachable host. Use a public hostname; " +
-  "for local development, expose your server through a tunnel (for example ngrok or Cloudflare Tunnel) " +
-  "and register the tunnel's https URL.";
+const PUBLIC_HOST_ONLY = "Webhooks can only be delivered to a publicly reachable host.";
+
+/**
+ * What the refusal of an internal address says to do instead. Both ways work offline: partner-listen needs only the
+ * API (it reads the event feed), and the setting is for a service run on the developer's own machine.
+ */
+export const LOCAL_RECEIVER_ADVICE =
+  `${PUBLIC_HOST_ONLY} For a receiver on your own machine, run partner-listen: it forwards the store's events from the ` +
+  "event feed to a local URL, signed as deliveries are. On a service you run locally, start it with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.";
 
 function fail(code: WebhookUrlErrorCode, message: string): WebhookUrlCheckResult {
   return { ok: false, code, message };
@@ -209,7 +214,7 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
 
   const hostForNameCheck = host.replace(/\.+$/, "");
   if (METADATA_HOSTS.has(hostForNameCheck)) {
-    return fail("PRIVATE_NETWORK", `"${host}" is a cloud metadata service, not a webhook receiver. ${PUBLIC_HOST_ADVICE}`);
+    return fail("PRIVATE_NETWORK", `"${host}" is a cloud metadata service, not a webhook receiver. ${PUBLIC_HOST_ONLY}`);
   }
 
   let addresses: string[];
@@ -238,7 +243,8 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
     if (opts.allowPrivateNetworks && !verdict.metadata) continue;
     const what = address === host ? `"${host}" is` : `"${host}" resolves to ${address}, which is`;
     const article = /^[aeiou]/i.test(verdict.reason) ? "an" : "a";
-    return fail("PRIVATE_NETWORK", `${what} ${article} ${verdict.reason} address. ${PUBLIC_HOST_ADVICE}`);
+    // Metadata addresses stay refused whatever the setting: the advice is for the others.
+    return fail("PRIVATE_NETWORK", `${what} ${article} ${verdict.reason} address. ${verdict.metadata ? PUBLIC_HOST_ONLY : LOCAL_RECEIVER_ADVICE}`);
   }
 
   return { ok: true, url: parsed, addresses };

@@ -51,10 +51,12 @@ export class RateLimits {
 
   /**
    * Admits a verified partner token: its grant (cached until it changes, GrantCache) must let it in (403
-   * otherwise, and nothing is counted), then it takes its store's and its Application's slots.
+   * otherwise, and nothing is counted), then it takes its store's and its Application's slots. `admitted` sees the
+   * principal in between, so what it puts on the response is on a 429 too.
    */
-  async admit(res: ServerResponse, claims: PartnerClaims): Promise<PartnerPrincipal> {
+  async admit(res: ServerResponse, claims: PartnerClaims, admitted: (principal: PartnerPrincipal) => void = () => undefined): Promise<PartnerPrincipal> {
     const principal = await this.grants.admit(claims);
+    admitted(principal);
     this.enforce(res, await this.limiter.take(apiSubjects(principal, apiLimits(this.config, claims.environment))));
     return principal;
   }
