@@ -9,7 +9,7 @@ import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
-import { API_VERSION_HEADER, answerVersion, requestedApiVersion } from "../platform/versions.js";
+import { API_VERSION_HEADER, type ApiVersion, answerVersion, LATEST_API_VERSION, requestedApiVersion } from "../platform/versions.js";
 import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
 import { KeptDocuments } from "../graphql/documents.js";
@@ -236,12 +236,15 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     if (portal.handles(path)) return portal.handle(method, path, res);
     if (path.startsWith("/public/v1/")) {
       rest.recognize(res, method, path);
+      // Every answer names its version, set here only: the latest until the request's Api-Version is read, then the
+      // requested one until the grant shows the pin (an answer before it, to no or a refused credential, is the same in
+      // every version), then, before the rate limit so a 429 names it too, the version the answer is given in.
+      const nameVersion = (requested: ApiVersion | null, pin: ApiVersion) => res.setHeader(API_VERSION_HEADER, answerVersion(requested, pin));
+      nameVersion(null, LATEST_API_VERSION);
       const apiVersion = requestedApiVersion(req.headers[API_VERSION_HEADER]);
+      nameVersion(apiVersion, LATEST_API_VERSION);
       const claims = await verifiedPartnerClaims(services, req.headers.authorization);
-      // Named once the grant shows the pin, before the rate limit: every answer from then on, a 429 included, names the
-      // version it is given in. An answer before it (no or a refused credential) is the same in every version.
-      const admitPartner = (partner: PartnerClaims) =>
-        limits.admit(res, partner, (principal) => res.setHeader(API_VERSION_HEADER, answerVersion(apiVersion, principal.apiVersion)));
+      const admitPartner = (partner: PartnerClaims) => limits.admit(res, partner, (principal) => nameVersion(apiVersion, principal.apiVersion));
       return admitted(
         req,
         res,

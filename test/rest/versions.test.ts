@@ -105,10 +105,16 @@ describe("the pin and the Api-Version header", () => {
     expect((await call<Body>(app, "GET", "/public/v1/application", { token: first.token })).body.apiVersion).toBe(FIRST_API_VERSION);
   });
 
-  it("names no version on answers given before the caller's grant is read, which are the same in every version", async () => {
-    const res = await call(app, "GET", "/public/v1/orders", { headers: { "api-version": FIRST_API_VERSION } });
+  it("names the version on answers that fail before the caller is known: the requested one, else the latest", async () => {
+    const res = await call(app, "GET", "/public/v1/orders");
     expect(res.status).toBe(401);
-    expect(res.headers.get("api-version")).toBeNull();
+    expect(res.headers.get("api-version")).toBe(LATEST_API_VERSION);
+    const requested = await call(app, "GET", "/public/v1/orders", { headers: { "api-version": FIRST_API_VERSION } });
+    expect(requested.status).toBe(401);
+    expect(requested.headers.get("api-version")).toBe(FIRST_API_VERSION);
+    const unknown = await call(app, "GET", "/public/v1/orders", { headers: { "api-version": "2020-01-01" } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.headers.get("api-version")).toBe(LATEST_API_VERSION);
   });
 });
 
