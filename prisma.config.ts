@@ -1,10 +1,8 @@
-// Prisma 6.19 with the JS schema engine: the native engines cannot be downloaded on these machines.
+// Prisma 7: the CLI's settings. The connection URL lives here, not in schema.prisma; the client gets its connection
+// from the @prisma/adapter-pg adapter that src/platform/db/prisma.ts passes to PrismaClient.
 import { defineConfig } from "prisma/config";
-import { PrismaPg } from "@prisma/adapter-pg";
 
 export default defineConfig({
   schema: "prisma/schema.prisma",
-  experimental: { adapter: true },
-  engine: "js",
-  adapter: async () => new PrismaPg({ connectionString: process.env.DATABASE_URL ?? "postgresql://localhost/unused" }),
+  datasource: { url: process.env.DATABASE_URL ?? "postgresql://localhost/unused" },
 });

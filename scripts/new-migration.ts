@@ -1,14 +1,14 @@
 // Writes prisma/migrations/<timestamp>_<name>/migration.sql: the SQL that takes the last committed
-// prisma/schema.prisma (git HEAD) to the working one. Prisma's JS schema engine cannot introspect a live database
-// here ("Column type 'name' could not be deserialized"), so the diff is between two datamodels; the engine still
-// opens a connection through the adapter, to DATABASE_URL or else a throwaway embedded PostgreSQL. Nothing is written
-// to that database.
+// prisma/schema.prisma (git HEAD) to the working one, from Prisma's WebAssembly schema engine (./schema-diff.ts).
+// The diff is between two datamodels; the engine still opens a connection through the pg adapter, to DATABASE_URL or
+// else a throwaway embedded PostgreSQL. Nothing is written to that database.
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../src/platform/db/embedded.js";
 import { createLogger } from "../src/platform/log.js";
+import { diffSchemas } from "./schema-diff.js";
 
 const name = process.argv[2];
 if (!name || !/^[a-z0-9_]+$/.test(name)) {
@@ -18,15 +18,13 @@ if (!name || !/^[a-z0-9_]+$/.test(name)) {
 const scratch = mkdtempSync(join(tmpdir(), "new-migration-"));
 // As root, embedded PostgreSQL runs as a "postgres" user, which must be able to enter the directory.
 chmodSync(scratch, 0o755);
-const previous = join(scratch, "previous.prisma");
-writeFileSync(previous, execFileSync("git", ["show", "HEAD:prisma/schema.prisma"], { encoding: "utf8" }));
+// A schema committed before Prisma 7 names its URL in the datasource block, which Prisma 7 refuses (P1012).
+const committed = execFileSync("git", ["show", "HEAD:prisma/schema.prisma"], { encoding: "utf8" }).replace(/^\s*url\s*=\s*env\("DATABASE_URL"\)\s*$/m, "");
+const previous = { path: "previous.prisma", content: committed };
 const embedded = process.env.DATABASE_URL ? null : await startEmbeddedPostgres(join(scratch, "pg"), createLogger("silent"));
 try {
-  const sql = execFileSync(
-    "npx",
-    ["prisma", "migrate", "diff", "--from-schema-datamodel", previous, "--to-schema-datamodel", "prisma/schema.prisma", "--script"],
-    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL ?? embedded?.url } },
-  );
+  const current = { path: "prisma/schema.prisma", content: readFileSync("prisma/schema.prisma", "utf8") };
+  const sql = await diffSchemas(previous, current, process.env.DATABASE_URL ?? (embedded?.url as string));
   if (!/\S/.test(sql.replace(/^--.*$/gm, ""))) {
     console.error("prisma/schema.prisma does not differ from HEAD: nothing to migrate");
     process.exitCode = 1;

@@ -1,6 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { hashingStats } from "./crypto/hash.js";
-import { planCacheStats } from "./db/plan-cache.js";
 import { FALLBACK_REASONS } from "./db/replicas.js";
 import type { Services } from "./services.js";
 
@@ -108,7 +107,7 @@ const QUEUE_LAG = `
 SELECT coalesce(extract(epoch FROM now() - min(run_at)), 0)::float8 AS lag
 FROM graphile_worker.jobs WHERE locked_at IS NULL AND run_at <= now() AND attempts < max_attempts`;
 
-/** The platform's series: the database pool and queue, the plan cache, secret hashing, grants, replicas, streams and calls out. */
+/** The platform's series: the database pool and queue, secret hashing, grants, replicas, streams and calls out. */
 export function registerPlatformMetrics(registry: MetricsRegistry, services: Services): void {
   const { pool, grants, reads, streams, outsideCalls } = services;
   readGauge(
@@ -143,32 +142,6 @@ export function registerPlatformMetrics(registry: MetricsRegistry, services: Ser
     { name: "job_queue_lag_seconds", help: "How long the oldest due job has waited for a worker (0 when none waits)." },
     QUEUE_LAG,
     (set, rows) => set(rows[0]?.lag ?? 0),
-  );
-  readGauge(
-    registry,
-    {
-      name: "prisma_plan_cache_shapes",
-      help: "Query shapes and raw statements in this process's Prisma plan cache: cached, or refused (compiled on every call).",
-      labelNames: ["state"],
-    },
-    (set) => {
-      const { shapes } = planCacheStats();
-      set(shapes.cached, { state: "cached" });
-      set(shapes.refused, { state: "refused" });
-    },
-  );
-  copiedCounter(
-    registry,
-    {
-      name: "prisma_query_plans_total",
-      help: "Prisma query plans this process used, by source: the plan cache, or the query compiler.",
-      labelNames: ["source"],
-    },
-    (set) => {
-      const { plans } = planCacheStats();
-      set(plans.cached, { source: "cache" });
-      set(plans.compiled, { source: "compiler" });
-    },
   );
   copiedCounter(
     registry,

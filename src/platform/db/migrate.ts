@@ -35,8 +35,8 @@ export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]>
 
 /**
  * Applies prisma/migrations in name order, each in its own transaction, under an advisory lock so
- * processes starting together take turns. `prisma migrate deploy` cannot run with the JS schema engine
- * on PostgreSQL (prisma/orm#27403), hence this small migrator. A changed, already-applied file is an error:
+ * processes starting together take turns. Prisma 7's `prisma migrate deploy` runs only its native schema engine,
+ * which cannot be downloaded on these machines, hence this small migrator. A changed, already-applied file is an error:
  * migrations are append-only. graphile-worker's own schema is migrated under the same lock.
  */
 export async function migrate(connectionString: string, log?: Logger, dir = MIGRATIONS_DIR): Promise<string[]> {

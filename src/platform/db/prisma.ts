@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../../generated/prisma/client.js";
-import { installPlanCache } from "./plan-cache.js";
 import { createPool, namesStatements } from "./pool.js";
 import { createLogger } from "../log.js";
 
@@ -14,12 +13,12 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 export type Transact = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 
 /**
- * Prisma's query compiler sends every statement unnamed, so PostgreSQL plans it again on every call: for the
- * order reads, planning took longer than running (0.6–0.9 ms a statement, pg_stat_statements). Naming each
- * distinct statement text makes it a prepared statement on each connection, as the statement cache of Prisma's
- * former query engine did. Statement texts are a bounded set (one per query shape: the REST routes use a few
- * dozen); past MAX_PREPARED, new ones run unnamed as before, so GraphQL clients sending endless new shapes cannot
- * grow each connection's memory on the server.
+ * Prisma's pg adapter sends every statement unnamed unless it is given a `statementNameGenerator`, so PostgreSQL
+ * would plan it again on every call: for the order reads, planning took longer than running (0.6–0.9 ms a
+ * statement, pg_stat_statements). Naming each distinct statement text makes it a prepared statement on each
+ * connection. Statement texts are a bounded set (one per query shape: the REST routes use a few dozen); past
+ * MAX_PREPARED, new ones run unnamed as before, so GraphQL clients sending endless new shapes cannot grow each
+ * connection's memory on the server.
  */
 const MAX_PREPARED = 500;
 const statementNames = new Map<string, string>();
@@ -33,27 +32,19 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
-function prepareStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (config: unknown, ...rest: unknown[]) => unknown;
-  client.query = ((config: unknown, ...rest: unknown[]) => {
-    // Plain query configs only: a submittable (cursor, stream) must keep its own prototype.
-    if (typeof config === "object" && config !== null && "text" in config && typeof config.text === "string" && !("name" in config) && !("submit" in config)) {
-      const name = statementName(config.text);
-      if (name) return query({ ...config, name }, ...rest);
-    }
-    return query(config, ...rest);
-  }) as typeof client.query;
-}
+type StatementNameGenerator = NonNullable<NonNullable<ConstructorParameters<typeof PrismaPg>[1]>["statementNameGenerator"]>;
+/** The adapter passes the name to pg as is: `undefined` (past MAX_PREPARED) sends the statement unnamed. */
+const nameStatement = ((query) => statementName(query.sql)) as StatementNameGenerator;
 
 /**
  * Prisma over a pool of ours (see pool.ts); `$disconnect` ends that pool. Its statements are named unless the pool
- * sends none (behind PgBouncer in transaction mode). A transaction waits for its
- * connection as long as any request does (`maxWaitMs`, DB_CONNECTION_TIMEOUT_MS), not Prisma's own 2 s.
+ * sends none (behind PgBouncer in transaction mode). A transaction waits for its connection as long as any request
+ * does (`maxWaitMs`, DB_CONNECTION_TIMEOUT_MS), not Prisma's own 2 s. Prisma 7 caches each query shape's plan itself
+ * (`queryPlanCacheMaxSize`, 1000 shapes by default), so a read is compiled once per shape.
  */
 export function createPrisma(pool: pg.Pool, opts: { maxWaitMs: number }): PrismaClient {
-  installPlanCache();
-  if (namesStatements(pool)) pool.on("connect", prepareStatements);
-  return new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }), transactionOptions: { maxWait: opts.maxWaitMs } });
+  const adapter = new PrismaPg(pool, { disposeExternalPool: true, ...(namesStatements(pool) ? { statementNameGenerator: nameStatement } : {}) });
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: opts.maxWaitMs } });
 }
 
 /** Prisma over a pool of its own with the default wait, for tests and tools that use no other connection. */

@@ -9,8 +9,8 @@ import { bearer, INVALID_TOKEN, NO_GRANT, NOT_SERVED, orderBody, orderReader, pa
 
 /**
  * The Fastify + Prisma peer: the two order reads as a typical team writes them without GraphQL. Fastify routes,
- * stock Prisma (the project's generated client on @prisma/adapter-pg, without the service's plan cache, named
- * statements or generic planning), and per request: the bearer token verified with jose against the API's JWKS
+ * stock Prisma (the project's generated client on @prisma/adapter-pg, without the service's named statements or
+ * generic planning), and per request: the bearer token verified with jose against the API's JWKS
  * (`createRemoteJWKSet`, keys cached by jose; every request verifies its signature), the `orders:read` scope, the
  * grant read with `findFirst` (ACTIVE, on the token's store, its Application ACTIVE, both in the token's
  * environment), then `findMany`/`findFirst` with `include`, mapped to the façade's JSON. No rate limiting, request

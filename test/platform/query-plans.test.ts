@@ -3,7 +3,6 @@ import { createTestDatabase } from "../helpers/database.js";
 import { createOrder } from "../helpers/fixtures.js";
 import { openPrisma, type Db, type Prisma } from "../../src/platform/db/prisma.js";
 import { createStore } from "../../src/modules/admin/operations.js";
-import { planCacheStats } from "../../src/platform/db/plan-cache.js";
 
 let drop: () => Promise<void>;
 let db: Db;
@@ -54,10 +53,13 @@ async function expectedPage(storeId: string, after?: string): Promise<string[]> 
   return rows.map((r) => r.id);
 }
 
-describe("Prisma's plan cache", () => {
-  it("compiles a read's shape once and answers every call with that call's values", async () => {
-    const before = planCacheStats();
-    // Compared with PostgreSQL's answer once the counts are taken: that answer comes from a raw statement, also a plan.
+/**
+ * Prisma 7 compiles each query shape once and fills the plan with each call's values (its query-plan cache). These
+ * reads repeat shapes with other values, and each answer must be that call's: what PostgreSQL answers without
+ * Prisma, or what the values say. (The cache is Prisma's own, with no public counters, so only answers are checked.)
+ */
+describe("Prisma's query plans", () => {
+  it("answers every call of a read's shape with that call's values", async () => {
     const pages: { storeId: string; after?: string; ids: string[] }[] = [];
     for (const round of [0, 1]) {
       for (const store of stores) {
@@ -69,40 +71,28 @@ describe("Prisma's plan cache", () => {
         if (round === 1) expect(second.map((o) => o.storeId)).toEqual([store.id]);
       }
     }
-    const after = planCacheStats();
     for (const p of pages) expect(p.ids).toEqual(await expectedPage(p.storeId, p.after));
-    // Two shapes (with and without a cursor), 12 calls: 2 compiled and 10 taken from the cache.
-    expect(after.shapes.cached - before.shapes.cached).toBe(2);
-    expect(after.plans.cached - before.plans.cached).toBe(10);
   });
 
-  it("finds one order by id and store from the cache, and nothing for another store's order", async () => {
+  it("finds one order by id and store, and nothing for another store's order", async () => {
     const [a, b] = stores;
     const find = (storeId: string, id: string) => db.order.findFirst({ where: { id, storeId }, include: { statusHistory: true } });
-    await find(a.id, a.orderIds[0]);
-    const cachedBefore = planCacheStats().plans.cached;
+    expect((await find(a.id, a.orderIds[0]))?.id).toBe(a.orderIds[0]);
     expect((await find(b.id, b.orderIds[2]))?.id).toBe(b.orderIds[2]);
     expect(await find(b.id, a.orderIds[0])).toBeNull();
     expect((await find(a.id, a.orderIds[1]))?.storeId).toBe(a.id);
-    expect(planCacheStats().plans.cached - cachedBefore).toBe(3);
   });
 
-  it("refuses a shape whose filled plan differs from the compiler's, and keeps compiling it correctly", async () => {
-    // An Int compared with a placeholder is typed int, and bigint when written out: the plans differ.
-    const before = planCacheStats();
+  it("compares an Int column with each call's number", async () => {
     const numbered = (storeId: string, n: number) => db.order.findMany({ where: { storeId, orderNumber: { gt: n } }, select: { orderNumber: true } });
     const [low, middle, high] = (await db.order.findMany({ where: { storeId: stores[1].id }, select: { orderNumber: true } }))
       .map((o) => o.orderNumber)
       .sort((x, y) => x - y);
     expect((await numbered(stores[1].id, low)).map((o) => o.orderNumber).sort((x, y) => x - y)).toEqual([middle, high]);
     expect((await numbered(stores[1].id, middle)).map((o) => o.orderNumber)).toEqual([high]);
-    const after = planCacheStats();
-    expect(after.shapes.refused - before.shapes.refused).toBe(1);
-    expect(after.plans.cached).toBe(before.plans.cached);
   });
 
-  it("leaves JSON filters in the shape: a path filter answers each call correctly", async () => {
-    // A placeholder in a JSON path made the compiler panic, which restarts Prisma's engine.
+  it("answers each call of a JSON path filter correctly", async () => {
     const [a, b] = stores;
     const orders = await db.order.findMany({ where: { storeId: { in: [a.id, b.id] } }, select: { id: true, storeId: true, deliveryAddress: true } });
     for (const o of orders.slice(0, 3)) {
@@ -116,27 +106,20 @@ describe("Prisma's plan cache", () => {
     expect(await db.order.count({ where: { storeId: a.id, deliveryAddress: { path: ["city"], equals: "Nowhere at all" } } })).toBe(0);
   });
 
-  it("keeps Prisma's own error for an unknown enum value, and caches nothing for it", async () => {
-    const before = planCacheStats();
+  it("keeps Prisma's own error for an unknown enum value, and answers each known one", async () => {
     const bogus = () => db.order.findMany({ where: { storeId: stores[0].id, status: "BOGUS" as never } });
     await expect(bogus()).rejects.toThrow(/Invalid value for argument `status`/);
     await expect(bogus()).rejects.toThrow(/Invalid value for argument `status`/);
-    expect(planCacheStats().shapes).toEqual(before.shapes);
-    // A known value is part of the shape, so each status is a shape of its own, and correct.
     expect((await db.order.findMany({ where: { storeId: stores[0].id, status: "PENDING" } })).length).toBe(3);
     expect((await db.order.findMany({ where: { storeId: stores[0].id, status: "DELIVERED" } })).length).toBe(0);
   });
 
-  it("compiles a raw statement once per text and parameter kinds, and answers each call with its own parameters", async () => {
+  it("answers each call of a raw statement with its own parameters", async () => {
     const count = (storeId: string, above: number) =>
       db.$queryRaw<{ n: number }[]>`select count(*)::int as n from "Order" where "storeId" = ${storeId}::uuid and "orderNumber" > ${above}::bigint`;
-    const before = planCacheStats().plans;
     const answers = [];
     for (const store of stores) answers.push((await count(store.id, 0))[0].n, (await count(store.id, 2 ** 40))[0].n);
-    // Each store has three orders; no order number is above 2^40 (a bigint parameter: a kind of its own, compiled once too).
+    // Each store has three orders; no order number is above 2^40 (a bigint parameter).
     expect(answers).toEqual([3, 0, 3, 0, 3, 0]);
-    const after = planCacheStats().plans;
-    expect(after.compiled - before.compiled).toBe(2);
-    expect(after.cached - before.cached).toBe(4);
   });
 });
