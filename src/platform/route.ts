@@ -70,34 +70,47 @@ type Scalar = string | number | boolean | null | undefined;
 export type RouteVariables<Variables> = { [K in keyof Variables]: Variables[K] extends Scalar ? Variables[K] : unknown };
 
 /**
- * One row of the REST façade as written: where a /public/v1 route's inputs come from, which GraphQL operation
- * answers it and how its result becomes the HTTP response. tsc checks `variables` and `respond` against the
- * document's types.
+ * How a request's HTTP names bind the operation's variables, where the conventions do not say it. By convention a
+ * path parameter `{id}` binds the variable `id`, a GET's other parameters the variables of their names, and a write's
+ * body the field's object (src/platform/validate.ts `ArgsInput`); the variables are the field's arguments by name.
+ */
+export interface Binding<Variables> {
+  /** A path or query parameter named otherwise than its variable: `updated_since: "updatedSince"`. */
+  rename?: Record<string, keyof Variables & string>;
+}
+
+/**
+ * One row of the REST façade as written: its route, which GraphQL operation answers it, where the conventions do not
+ * say it how the request binds the operation's variables, and how its result becomes the HTTP response. tsc checks
+ * `bind` and `respond` against the document's types; the router checks at start that every variable is bound.
  */
 export interface TypedRoute<Result, Variables> extends RouteSpec {
   document: TadaDocumentNode<Result, Variables>;
-  variables: (input: RouteInput, read: InputReaders) => RouteVariables<Variables>;
+  variables?: (input: RouteInput, read: InputReaders) => RouteVariables<Variables>;
+  bind?: Binding<Variables>;
   respond: (data: Result, input: RouteInput) => RouteResult;
 }
 
 /** Executes a route's document; its result is the document's result type (the router validated it against the schema). */
-export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result, Variables>, variables: RouteVariables<Variables>) => Promise<Result>;
+export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result, Variables>, variables: Record<string, unknown>) => Promise<Result>;
 
 /** A row of the route table with its operation's types erased: `answer` was checked when the row was defined. */
 export interface Route extends RouteSpec {
   document: DocumentNode;
-  /** The operation's variables; `read` defaults to the checking readers (tests pass others to send raw values). */
-  variables: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
-  /** Runs the operation through `run` with the row's variables and turns its result into the HTTP answer. */
-  answer: (run: RunOperation, input: RouteInput) => Promise<RouteResult>;
+  bind: { rename: Record<string, string> };
+  /** The operation's variables, where the row still writes them; `read` defaults to the checking readers. */
+  variables?: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
+  /** Runs the operation through `run` with the request's variables and turns its result into the HTTP answer. */
+  answer: (run: RunOperation, variables: Record<string, unknown>, input: RouteInput) => Promise<RouteResult>;
 }
 
 export function defineRoute<Result, Variables>(route: TypedRoute<Result, Variables>): Route {
-  const { variables, respond, ...spec } = route;
+  const { variables, respond, bind, ...spec } = route;
   return {
     ...spec,
-    variables: (input, read = checkedReaders) => variables(input, read),
-    answer: async (run, input) => respond(await run(route.document, variables(input, checkedReaders)), input),
+    bind: { rename: { ...bind?.rename } },
+    ...(variables ? { variables: (input: RouteInput, read: InputReaders = checkedReaders) => variables(input, read) } : {}),
+    answer: async (run, values, input) => respond(await run(route.document, values), input),
   };
 }
 

@@ -44,6 +44,9 @@ export const limitParam: JsonSchema = {
 /** The `{id}` of a route, and the `id` argument of its GraphQL field. */
 export const idPath = definePath({ id: uuid });
 
+/** The input of a field whose one argument is an id (a route's `{id}`). */
+export const idArgs = { args: { id: uuid } };
+
 /** The input of a field whose one argument is the `{id}` of its route. */
 export const byId = { path: idPath, json: ({ id }: { id: unknown }) => ({ path: { id } }) };
 

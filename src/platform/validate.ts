@@ -36,7 +36,8 @@ function makeAjv(coerce: boolean): Ajv {
 const textAjv = makeAjv(true);
 const bodyAjv = makeAjv(false);
 
-export type InputPart = "path" | "query" | "body";
+/** What an input is to its caller: a request's path, query or body, or a GraphQL field's plain arguments. */
+export type InputPart = "path" | "query" | "body" | "arguments";
 
 const CODES: Record<string, string> = {
   required: "REQUIRED",
@@ -186,7 +187,7 @@ function ruleOf(e: ErrorObject, part: InputPart, orNull: boolean): string {
 }
 
 /** What a message calls a part as a whole. */
-const SUBJECTS: Record<InputPart, string> = { path: "path", query: "query", body: "body" };
+const SUBJECTS: Record<InputPart, string> = { path: "path", query: "query", body: "body", arguments: "arguments" };
 
 /** `name` is required; the body must set at least one of: … */
 const subject = (field: string, part: InputPart): string => (field === part ? `the ${SUBJECTS[part]}` : `\`${field}\``);
@@ -218,18 +219,19 @@ function violationsOf(errors: ErrorObject[], part: InputPart): Violation[] {
   return violations;
 }
 
-const WHERE: Record<InputPart, string> = { path: "path", query: "query parameters", body: "request body" };
+const WHERE: Record<InputPart, string> = { path: "path", query: "query parameters", body: "request body", arguments: "arguments" };
 
 /** One operation input: its schema, compiled once, and the check both doors run. */
 export class OperationInput {
-  private readonly validate: ValidateFunction;
+  // Private by name, so two inputs of the same part and schema compare equal.
+  readonly #validate: ValidateFunction;
 
   constructor(
     readonly part: InputPart,
     /** The schema as declared (OpenAPI finds its named parts by identity). */
     readonly schema: JsonSchema,
   ) {
-    this.validate = (part === "body" ? bodyAjv : textAjv).compile(schema);
+    this.#validate = (part === "body" ? bodyAjv : textAjv).compile(schema);
   }
 
   /** Path and query parameters by name; a body's top-level fields. */
@@ -243,7 +245,7 @@ export class OperationInput {
 
   /** Whether the schema accepts the value. Like `check`, it coerces text parameters and fills defaults in it. */
   accepts(value: unknown): boolean {
-    return this.validate(value);
+    return this.#validate(value);
   }
 
   /**
@@ -251,10 +253,10 @@ export class OperationInput {
    * violation is a 400 INVALID_REQUEST listing every bad field.
    */
   check(value: unknown): void {
-    const valid = this.validate(value);
+    const valid = this.#validate(value);
     const violations = unstorableText(value);
     if (valid && violations.length === 0) return;
-    violations.push(...violationsOf(valid ? [] : (this.validate.errors ?? []), this.part));
+    violations.push(...violationsOf(valid ? [] : (this.#validate.errors ?? []), this.part));
     throw invalidRequest(`The ${WHERE[this.part]} failed validation: ${violations.map((v) => v.message).join("; ")}.`, violations);
   }
 }
@@ -275,6 +277,63 @@ export interface FieldInput<Args> extends InputParts<OperationInput> {
   json: (args: Args) => InputParts<unknown>;
 }
 
+/**
+ * An operation's input as its GraphQL field declares it (the field's `input` option, src/platform/schema/builder.ts),
+ * in the field's own words: each plain argument's schema by argument name, and at most one object checked whole,
+ * either one argument's value (`arg`, e.g. `input`) or the field's other arguments together (a status and its
+ * reason, whose rule spans both). The REST façade binds HTTP names to these and derives its validators from them.
+ */
+export interface ArgsInput<Args = Record<string, unknown>> {
+  args?: { [K in keyof Args & string]?: JsonSchema };
+  object?: { schema: JsonSchema; arg?: keyof Args & string };
+}
+
+/** The arguments an input's object holds: its one argument, or every argument not declared plainly. */
+export function objectArgs(input: ArgsInput, argNames: readonly string[]): string[] {
+  if (!input.object) return [];
+  const { arg } = input.object;
+  if (arg !== undefined) return [arg];
+  const plain = new Set(Object.keys(input.args ?? {}));
+  return argNames.filter((name) => !plain.has(name));
+}
+
+/** The field's check of its arguments: the plain ones together, named by argument, then the object. */
+export class ArgsCheck {
+  readonly plain?: OperationInput;
+  readonly object?: OperationInput;
+
+  constructor(private readonly input: ArgsInput) {
+    if (input.args) this.plain = new OperationInput("arguments", { type: "object", properties: input.args, additionalProperties: true });
+    if (input.object) this.object = new OperationInput("body", input.object.schema);
+  }
+
+  check(args: Record<string, unknown>): void {
+    const given = jsonArgs(args);
+    const isPlain = (name: string) => Object.hasOwn(this.input.args ?? {}, name);
+    this.plain?.check(Object.fromEntries(Object.entries(given).filter(([name]) => isPlain(name))));
+    if (!this.object) return;
+    const arg = this.input.object?.arg;
+    this.object.check(arg === undefined ? Object.fromEntries(Object.entries(given).filter(([name]) => !isPlain(name))) : (given[arg] ?? {}));
+  }
+}
+
+/** A field's `input` option read back at start, as Pothos keeps it in the field's extensions; null if it declares none. */
+export function declaredArgs(option: unknown): ArgsInput | null {
+  if (!isRecord(option) || "json" in option) return null;
+  const input: ArgsInput = {};
+  if (option.args !== undefined) {
+    if (!isRecord(option.args) || !Object.values(option.args).every(isRecord)) throw new Error("a field's input.args is not a schema per argument");
+    input.args = Object.fromEntries(Object.entries(option.args).filter((entry): entry is [string, JsonSchema] => isRecord(entry[1])));
+  }
+  if (option.object !== undefined) {
+    const { object } = option;
+    if (!isRecord(object) || !isRecord(object.schema) || (object.arg !== undefined && typeof object.arg !== "string"))
+      throw new Error("a field's input.object is not { schema, arg? }");
+    input.object = typeof object.arg === "string" ? { schema: object.schema, arg: object.arg } : { schema: object.schema };
+  }
+  return input;
+}
+
 /** Checks each part with its validator, path first, then query, then body: the first part with a violation answers. */
 export function checkParts(inputs: InputParts<OperationInput>, values: InputParts<unknown>): void {
   inputs.path?.check(values.path ?? {});
@@ -284,7 +343,7 @@ export function checkParts(inputs: InputParts<OperationInput>, values: InputPart
 
 /** The validators a field's `input` option declares, read at start from the option as Pothos keeps it; null if it has none. */
 export function declaredParts(option: unknown): InputParts<OperationInput> | null {
-  if (!isRecord(option)) return null;
+  if (!isRecord(option) || !("json" in option)) return null;
   const parts: InputParts<OperationInput> = {};
   for (const part of ["path", "query", "body"] as const) {
     const input = option[part];

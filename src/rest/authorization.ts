@@ -1,8 +1,9 @@
-import { Kind, type DocumentNode, type GraphQLSchema } from "graphql";
+import { Kind, type DocumentNode, type FieldNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { isScope, type Scope } from "../platform/auth/scopes.js";
 import { isRecord } from "../platform/json.js";
-import type { Route } from "../platform/route.js";
-import { declaredParts, type OperationInput } from "../platform/validate.js";
+import { checkedReaders, type InputReaders, type Route, type RouteInput } from "../platform/route.js";
+import { declaredArgs, declaredParts, type OperationInput } from "../platform/validate.js";
+import { bindInput } from "./binding.js";
 
 /*
  * What a route row does not say, read off the GraphQL field its document selects: who may call it and what its input
@@ -17,14 +18,19 @@ export interface PartnerRule {
   sandboxOnly: boolean;
 }
 
-/** The validators of a route's path, query and body: its field's `input` option (src/platform/validate.ts). */
+/**
+ * The validators of a route's path, query and body, derived from its field's `input` option and the row's binding,
+ * and the request's variables for its operation.
+ */
 export interface RouteInputs {
   pathParams?: OperationInput;
   query?: OperationInput;
   body?: OperationInput;
+  /** The operation's variables from a checked request (tests pass readers that hand raw values on). */
+  variables: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
 }
 
-export type AuthorizedRoute = Route & PartnerRule & RouteInputs;
+export type AuthorizedRoute = Omit<Route, "variables"> & PartnerRule & RouteInputs;
 
 /**
  * The partner's part of a field's `authScopes` (Pothos keeps the field's options in its extensions): a field
@@ -41,16 +47,23 @@ function fieldRule(authScopes: unknown, where: string): PartnerRule {
   throw new Error(`${where}: no partner token may use it, or its rule mixes a scope with sandbox`);
 }
 
-/** The Pothos options of each root field a document selects (Pothos keeps them in the field's extensions), by name. */
-export function rootFieldOptions(schema: GraphQLSchema, document: DocumentNode): { name: string; options: Record<string, unknown> }[] {
-  const fields: { name: string; options: Record<string, unknown> }[] = [];
+interface RootField {
+  name: string;
+  options: Record<string, unknown>;
+  node: FieldNode;
+  operation: OperationDefinitionNode;
+}
+
+/** Each root field a document selects, with its Pothos options (Pothos keeps them in the field's extensions). */
+export function rootFieldOptions(schema: GraphQLSchema, document: DocumentNode): RootField[] {
+  const fields: RootField[] = [];
   for (const definition of document.definitions) {
     if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
     const root = schema.getRootType(definition.operation);
     for (const selection of definition.selectionSet.selections) {
       if (selection.kind !== Kind.FIELD || selection.name.value.startsWith("__")) continue;
       const options = root?.getFields()[selection.name.value]?.extensions.pothosOptions;
-      fields.push({ name: selection.name.value, options: isRecord(options) ? options : {} });
+      fields.push({ name: selection.name.value, options: isRecord(options) ? options : {}, node: selection, operation: definition });
     }
   }
   return fields;
@@ -66,14 +79,24 @@ export function partnerRule(schema: GraphQLSchema, document: DocumentNode, opera
   return first;
 }
 
-/** The input of the one root field of the document that declares one (none: the operation takes no input). */
-export function routeInputs(schema: GraphQLSchema, document: DocumentNode, operationId: string): RouteInputs {
-  const declared = rootFieldOptions(schema, document).flatMap(({ options }) => declaredParts(options.input) ?? []);
-  if (declared.length > 1) throw new Error(`${operationId}: more than one of its root fields declares an input`);
-  const { path, query, body } = declared[0] ?? {};
-  return { pathParams: path, query, body };
+/** The input of the one root field of the document that declares one (none: the operation takes no input), bound to the row. */
+export function routeInputs(schema: GraphQLSchema, route: Route): RouteInputs {
+  const fields = rootFieldOptions(schema, route.document);
+  const declared = fields.filter(({ options }) => options.input !== undefined);
+  if (declared.length > 1) throw new Error(`${route.operationId}: more than one of its root fields declares an input`);
+  const [field] = declared;
+  const parts = declaredParts(field?.options.input);
+  const rowVariables = route.variables;
+  if (parts) {
+    if (!rowVariables) throw new Error(`${route.operationId}: its field's input is in REST's names; the row must say its variables`);
+    const { path, query, body } = parts ?? {};
+    return { pathParams: path, query, body, variables: (input, read = checkedReaders) => rowVariables(input, read) };
+  }
+  const operation = field?.operation ?? fields[0]?.operation;
+  if (!operation) throw new Error(`${route.operationId}: its document selects no field`);
+  return bindInput(route, declaredArgs(field?.options.input), operation, field?.node);
 }
 
 /** The route table with each row's rule and inputs attached, as the router and the OpenAPI document use it. */
 export const authorizedRoutes = (schema: GraphQLSchema, routes: Route[]): AuthorizedRoute[] =>
-  routes.map((route) => ({ ...route, ...partnerRule(schema, route.document, route.operationId), ...routeInputs(schema, route.document, route.operationId) }));
+  routes.map((route) => ({ ...route, ...partnerRule(schema, route.document, route.operationId), ...routeInputs(schema, route) }));

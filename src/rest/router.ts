@@ -190,7 +190,7 @@ export class RestRouter {
         // The document was validated against the schema at start, and its result type was computed from that schema.
         return data as Result;
       };
-      const result = await route.answer(runOperation, input);
+      const result = await route.answer(runOperation, route.variables(input), input);
       const receipt = ctx.receipt.headers();
       // Inside the chain, so an Idempotency-Key's record keeps the receipt and a replay answers it again.
       return Object.keys(receipt).length ? { ...result, headers: { ...result.headers, ...receipt } } : result;

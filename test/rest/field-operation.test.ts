@@ -2,15 +2,15 @@ import { parse } from "graphql";
 import { describe, expect, it } from "vitest";
 import { builder } from "../../src/platform/schema/builder.js";
 import "../../src/graphql/schema.js";
-import type { Route } from "../../src/platform/route.js";
-import { idPath, shortText } from "../../src/platform/schemas.js";
+import { defineRoute } from "../../src/platform/route.js";
+import { idPath, shortText, uuid } from "../../src/platform/schemas.js";
 import { defineBody } from "../../src/platform/validate.js";
 import { buildCodeOpenApi } from "../../src/rest/openapi.js";
 import { authorizedRoutes } from "../../src/rest/authorization.js";
 
 /**
  * An operation is declared once, as its GraphQL field: its scope (`authScopes`) and its input (`input`). A REST row
- * that says only its method, path, document, variables and answer gets both from the field, and so does the OpenAPI
+ * that says only its method, path, document and answer gets both from the field, and so does the OpenAPI
  * document: the request schema, the path parameter and the scope appear without the row naming any of them.
  */
 const labelInput = defineBody({ type: "object", required: ["label"], properties: { label: shortText(40, "What the kitchen prints") } });
@@ -20,25 +20,24 @@ builder.mutationField("labelOrder", (t) =>
     description: "A probe operation: labels an order.",
     authScopes: { scope: "orders:write" },
     args: { id: t.arg.id({ required: true }), label: t.arg.string({ required: true }) },
-    input: { path: idPath, body: labelInput, json: (args) => ({ path: { id: args.id }, body: { label: args.label } }) },
+    input: { args: { id: uuid }, object: { schema: labelInput.schema } },
     resolve: () => true,
   }),
 );
 const schema = builder.toSchema({ sortSchema: true });
 
 const document = parse("mutation labelOrder($id: ID!, $label: String!) { labelOrder(id: $id, label: $label) }");
-const row: Route = {
+const row = defineRoute({
   operationId: "labelOrder",
   method: "POST",
   path: "/public/v1/orders/{id}/label",
   tag: "Orders",
   summary: "Label an order",
   document,
-  variables: ({ path, body }, read) => ({ id: path.id, label: read?.field(body, "label") }),
-  answer: async (run, input) => ({ body: await run(document, row.variables(input)) }),
+  respond: (data) => ({ body: data }),
   status: 200,
   response: { description: "Labelled", component: "LabelResult" },
-};
+});
 
 describe("an operation added as a field and a row with its method and path", () => {
   it("has the field's scope and input on the route", () => {

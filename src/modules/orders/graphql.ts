@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import type { InputShapeFromFields } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
@@ -7,13 +8,12 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { AddressInput, AddressRef } from "../store/graphql.js";
 import { NewCustomerInput } from "../customers/graphql.js";
 import { storedAddress } from "../store/address.js";
-import { byId, idPath } from "../../platform/schemas.js";
-import { jsonArgs, jsonOf } from "../../platform/validate.js";
-import { createOrderInput, listOrdersInput, orderStatusInput } from "./schemas.js";
+import { idArgs, uuid } from "../../platform/schemas.js";
+import { CreateOrderSchema, ORDER_LIST_ARGS, StatusChangeSchema } from "./schemas.js";
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import type { Order as OrderRow, OrderStatus, Prisma, Tx } from "../../platform/db/prisma.js";
+import type { Order as OrderRow, Prisma, Tx } from "../../platform/db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS, PAYMENT_STATUSES } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
@@ -126,12 +126,6 @@ type OrderQuery = { include?: Prisma.OrderInclude; select?: Prisma.OrderSelect }
 /** Sort keys a page of orders needs from its cursor row. */
 const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
 
-/** The list's input, in REST's names (`updated_since`): Query.orders and Store.orders take the same arguments. */
-const orderListInput = {
-  query: listOrdersInput,
-  json: (args: OrderListArgs) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor, status: args.status, updated_since: args.updatedSince }) }),
-};
-
 const orderListArgs = builder.args((t) => ({
   limit: t.int({ description: "1..100, default 20" }),
   cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
@@ -139,12 +133,10 @@ const orderListArgs = builder.args((t) => ({
   updatedSince: t.field({ type: "DateTime", description: "Only orders with updatedAt at or after this instant" }),
 }));
 
-interface OrderListArgs {
-  limit?: number | null;
-  cursor?: string | null;
-  status?: OrderStatus | null;
-  updatedSince?: Date | null;
-}
+/** Query.orders and Store.orders take the same arguments. */
+const orderListInput = { args: ORDER_LIST_ARGS };
+
+type OrderListArgs = InputShapeFromFields<typeof orderListArgs>;
 
 /**
  * Whether the order tree (tree.ts) holds everything `query`, the Prisma query planned from the GraphQL selection,
@@ -228,7 +220,7 @@ builder.queryFields((t) => ({
     description: ORDER_DESCRIPTION,
     authScopes: { scope: "orders:read" },
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: (query, _root, args, ctx) => findOrder(ctx.db, tenantOf(ctx).storeId, args.id, query),
   }),
 }));
@@ -247,7 +239,7 @@ builder.prismaObjectFields("Store", (t) => ({
     description: ORDER_DESCRIPTION,
     authScopes: STORE_READ("orders:read"),
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: (query, store, args, ctx) => findOrder(ctx.db, storeIdOf(ctx, store), args.id, query),
   }),
 }));
@@ -296,7 +288,7 @@ builder.mutationFields((t) => ({
     description: "Registers an order in PENDING and emits order.created (and customer.created for a new customer).",
     authScopes: { scope: "orders:write" },
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
-    input: { body: createOrderInput, json: ({ input }) => ({ body: jsonOf(input) }) },
+    input: { object: { arg: "input", schema: CreateOrderSchema } },
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
       const order = {
@@ -319,7 +311,8 @@ builder.mutationFields((t) => ({
       status: t.arg({ type: OrderStatusEnum, required: true }),
       reason: t.arg.string(),
     },
-    input: { path: idPath, body: orderStatusInput, json: (args) => ({ path: { id: args.id }, body: jsonArgs({ status: args.status, reason: args.reason }) }) },
+    // The status and its reason travel together: which statuses need a reason is a rule over both.
+    input: { args: { id: uuid }, object: { schema: StatusChangeSchema } },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;

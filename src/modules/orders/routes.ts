@@ -3,7 +3,6 @@ import { locationHeader } from "../../platform/schemas.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
 import { AddressFragment } from "../store/routes.js";
-import { ORDER_STATUSES } from "./lifecycle.js";
 
 /* An order's REST shape is these fragments over the Order type: each fragment is an OpenAPI component. */
 
@@ -52,12 +51,7 @@ export const orderRoutes = [
       }`,
       [OrderFragment, PaginationFragment],
     ),
-    variables: ({ query }, read) => ({
-      limit: read.number(query.limit),
-      cursor: read.string(query.cursor),
-      status: read.oneOf(ORDER_STATUSES, query.status),
-      updatedSince: read.string(query.updated_since),
-    }),
+    bind: { rename: { updated_since: "updatedSince" } },
     respond: (data) => ({ body: data.orders }),
     status: 200,
     response: { description: "A page of orders", component: "OrderPage" },
@@ -70,7 +64,6 @@ export const orderRoutes = [
     summary: "Get an order",
     description: "The list fields plus statusHistory, scheduledFor, notes, couponCode and cancellationReason.",
     document: graphql(`query getOrderById($id: ID!) { order(id: $id) { ...OrderDetail } }`, [OrderDetailFragment]),
-    variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.order }),
     status: 200,
     response: { description: "The order" },
@@ -87,7 +80,6 @@ export const orderRoutes = [
       "Prices come from the catalog: unitPrice or total sent by the client are ignored. An unknown or paused product, " +
       "an unknown customerId or payments that do not add up to the total are 422.",
     document: graphql(`mutation createOrder($input: CreateOrderInput!) { createOrder(input: $input) { ...OrderDetail } }`, [OrderDetailFragment]),
-    variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createOrder, headers: { location: `/public/v1/orders/${data.createOrder.id}` } }),
     status: 201,
     response: { description: "The order", headers: locationHeader("/public/v1/orders/{id}") },
@@ -109,11 +101,6 @@ export const orderRoutes = [
         updateOrderStatus(id: $id, status: $status, reason: $reason) { ...OrderDetail } }`,
       [OrderDetailFragment],
     ),
-    variables: ({ path, body }, read) => ({
-      id: path.id,
-      status: read.required(read.oneOf(ORDER_STATUSES, read.field(body, "status")), "status"),
-      reason: read.string(read.field(body, "reason")),
-    }),
     respond: (data) => ({ body: data.updateOrderStatus }),
     status: 200,
     response: { description: "The order after the change" },

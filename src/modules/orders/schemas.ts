@@ -1,6 +1,5 @@
 import type { JsonSchema } from "../../platform/json.js";
 import { amount, cursorParam, dateTime, limitParam, notBlank, nullable, shortText, updatedSinceParam, uuid } from "../../platform/schemas.js";
-import { defineBody, defineQuery } from "../../platform/validate.js";
 import { MAX_YEAR, MIN_YEAR } from "../../platform/input.js";
 import { AddressInputSchema } from "../store/schemas.js";
 import { CustomerInputSchema } from "../customers/schemas.js";
@@ -83,15 +82,10 @@ export const StatusChangeSchema: JsonSchema = {
   discriminator: { propertyName: "status" },
 };
 
-/* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
-
-export const listOrdersInput = defineQuery({
+/** The order list's arguments, by name: the GraphQL fields check them, and GET /orders takes them as its query. */
+export const ORDER_LIST_ARGS = {
   limit: limitParam,
   cursor: cursorParam,
   status: { type: "string", enum: [...ORDER_STATUSES], description: "Only orders in this status" },
-  updated_since: updatedSinceParam,
-});
-
-export const createOrderInput = defineBody(CreateOrderSchema);
-
-export const orderStatusInput = defineBody(StatusChangeSchema);
+  updatedSince: updatedSinceParam,
+} satisfies Record<string, JsonSchema>;

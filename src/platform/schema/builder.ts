@@ -18,7 +18,9 @@ import type { AdminRole } from "../db/prisma.js";
 import { ApiError, insufficientScope, sandboxOnly } from "../errors.js";
 import { INSTANT_RULE, parseInstant } from "../input.js";
 import { inputChecked, type Context } from "./context.js";
-import { checkParts, type FieldInput } from "../validate.js";
+import { ArgsCheck, checkParts, type ArgsInput, type FieldInput } from "../validate.js";
+
+const checker = (argsCheck: ArgsCheck) => (args: Record<string, unknown>) => argsCheck.check(args);
 
 /** The scope checks that failed, out of any nesting of "any of" and "all of". */
 function scopeFailures(failure: AuthFailure): AuthScopeFailure[] {
@@ -59,9 +61,10 @@ class FieldInputPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
 function checking<Types extends SchemaTypes>(resolver: Resolver<Types>, fieldConfig: PothosOutputFieldConfig<Types>): Resolver<Types> {
   const { input } = fieldConfig.pothosOptions;
   if (!input) return resolver;
+  const check = "json" in input ? (args: Record<string, unknown>) => checkParts(input, input.json(args)) : checker(new ArgsCheck(input));
   return (parent, args, context, info) => {
     // A root field of a REST request's document: the router checked its input already, with REST's names.
-    if (info.path.prev !== undefined || !inputChecked(context)) checkParts(input, input.json(Object.fromEntries(Object.entries(args))));
+    if (info.path.prev !== undefined || !inputChecked(context)) check(Object.fromEntries(Object.entries(args)));
     return resolver(parent, args, context, info);
   };
 }
@@ -83,8 +86,8 @@ declare global {
       ResolveShape,
       ResolveReturnShape,
     > {
-      /** The operation's input: its validators in REST's names and how the arguments read as them. */
-      input?: FieldInput<InputShapeFromFields<Args>>;
+      /** The operation's input: the schema of each argument, by argument name (src/platform/validate.ts). */
+      input?: FieldInput<InputShapeFromFields<Args>> | ArgsInput<InputShapeFromFields<Args>>;
     }
   }
 }
