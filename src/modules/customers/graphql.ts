@@ -1,3 +1,4 @@
+import type { InputShapeFromFields } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
@@ -6,9 +7,9 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { pageType } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import { byId, idPath, pageLimitInput } from "../../platform/schemas.js";
-import { jsonArgs, jsonOf } from "../../platform/validate.js";
-import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
+import { idArgs, pageLimitInput, uuid } from "../../platform/schemas.js";
+import { jsonArgs } from "../../platform/validate.js";
+import { CUSTOMER_LIST_ARGS, CustomerInputSchema, CustomerPatchSchema } from "./schemas.js";
 import { createCustomer, updateCustomer } from "./service.js";
 import { SEARCH_DESCRIPTION, searchFilter } from "./search.js";
 import type { AdminRole, Prisma } from "../../platform/db/prisma.js";
@@ -137,20 +138,10 @@ const customerListArgs = builder.args((t) => ({
   updatedSince: t.field({ type: "DateTime", description: "Only customers with updatedAt at or after this instant" }),
 }));
 
-interface CustomerListArgs {
-  limit?: number | null;
-  cursor?: string | null;
-  search?: string | null;
-  updatedSince?: Date | null;
-}
+type CustomerListArgs = InputShapeFromFields<typeof customerListArgs>;
 
-/** The list's input, in REST's names (`updated_since`): Query.customers and Store.customers take the same arguments. */
-const customerListInput = {
-  query: listCustomersInput,
-  json: (args: CustomerListArgs) => ({
-    query: jsonArgs({ limit: args.limit, cursor: args.cursor, search: args.search, updated_since: args.updatedSince }),
-  }),
-};
+/** Query.customers and Store.customers take the same arguments. */
+const customerListInput = { args: CUSTOMER_LIST_ARGS };
 
 /** One page of a store's customers: Query.customers (the token's store) and Store.customers. */
 function listCustomers(ctx: Context, storeId: string, args: CustomerListArgs, info: GraphQLResolveInfo) {
@@ -196,7 +187,7 @@ builder.queryFields((t) => ({
     description: "One customer of the store; another store's id is NOT_FOUND.",
     authScopes: { scope: "customers:read" },
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
@@ -231,7 +222,7 @@ builder.mutationFields((t) => ({
     description: "Creates a customer and emits customer.created.",
     authScopes: { scope: "customers:write" },
     args: { input: t.arg({ type: NewCustomerInput, required: true }) },
-    input: { body: createCustomerInput, json: ({ input }) => ({ body: jsonOf(input) }) },
+    input: { object: { arg: "input", schema: CustomerInputSchema } },
     resolve: async (query, _root, { input }, ctx) => {
       const { storeId } = tenantOf(ctx);
       return runCommand(ctx, async (tx) => {
@@ -245,7 +236,7 @@ builder.mutationFields((t) => ({
     description: "Changes a customer's name, phone or email and emits customer.updated.",
     authScopes: { scope: "customers:write" },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateCustomerInput, required: true }) },
-    input: { path: idPath, body: updateCustomerInput, json: (args) => ({ path: { id: args.id }, body: jsonOf(args.input) }) },
+    input: { args: { id: uuid }, object: { arg: "input", schema: CustomerPatchSchema } },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;

@@ -1,6 +1,5 @@
 import type { JsonSchema } from "../../platform/json.js";
 import { cursorParam, limitParam, matching, notBlank, nullable, shortText, updatedSinceParam } from "../../platform/schemas.js";
-import { defineBody, defineQuery } from "../../platform/validate.js";
 import { SEARCH_DESCRIPTION, SEARCH_MAX_LENGTH } from "./search.js";
 
 export const CustomerInputSchema: JsonSchema = {
@@ -20,15 +19,10 @@ export const CustomerPatchSchema: JsonSchema = {
   properties: CustomerInputSchema.properties,
 };
 
-/* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
-
-export const listCustomersInput = defineQuery({
+/** The customer list's arguments, by name: the GraphQL fields check them, and GET /customers takes them as its query. */
+export const CUSTOMER_LIST_ARGS = {
   limit: limitParam,
   cursor: cursorParam,
   search: { type: "string", maxLength: SEARCH_MAX_LENGTH, description: SEARCH_DESCRIPTION },
-  updated_since: updatedSinceParam,
-});
-
-export const createCustomerInput = defineBody(CustomerInputSchema);
-
-export const updateCustomerInput = defineBody(CustomerPatchSchema);
+  updatedSince: updatedSinceParam,
+} satisfies Record<string, JsonSchema>;
