@@ -55,6 +55,9 @@ export const pageLimitInput = defineQuery({ limit: limitParam });
 
 export const cursorParam: JsonSchema = { type: "string", minLength: 1, description: "pagination.nextCursor of the previous page (the id of its last item)" };
 
+/** The arguments of a list that takes a page size and a cursor alone. */
+export const PAGE_ARGS = { limit: limitParam, cursor: cursorParam };
+
 export const updatedSinceParam: JsonSchema = {
   type: "string",
   format: "date-time",

@@ -4,9 +4,8 @@ import type { GraphQLResolveInfo } from "graphql";
 import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import { runCommand } from "../../platform/schema/commands.js";
-import { byId, idPath } from "../../platform/schemas.js";
-import { jsonArgs } from "../../platform/validate.js";
-import { listProductsInput, productStatusInput } from "./schemas.js";
+import { idArgs, PAGE_ARGS, uuid } from "../../platform/schemas.js";
+import { ProductStatusSchema } from "./schemas.js";
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
@@ -92,11 +91,8 @@ const productListArgs = builder.args((t) => ({
   cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
 }));
 
-/** The list's input: Query.products and Store.products take the same arguments. */
-const productListInput = {
-  query: listProductsInput,
-  json: (args: { limit?: number | null; cursor?: string | null }) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }),
-};
+/** Query.products and Store.products take the same arguments. */
+const productListInput = { args: PAGE_ARGS };
 
 /** One page of a store's products in menu order: Query.products and Store.products. */
 function listProducts(ctx: Context, storeId: string, args: { limit?: number | null; cursor?: string | null }, info: GraphQLResolveInfo) {
@@ -150,7 +146,7 @@ builder.queryFields((t) => ({
     description: "One product with its variations and additionals; another store's id is NOT_FOUND.",
     authScopes: { scope: "catalog:read" },
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;
@@ -167,7 +163,7 @@ builder.mutationFields((t) => ({
     description: "Pauses (isActive false) or resumes a product; reported by an aggregated catalog.updated.",
     authScopes: { scope: "catalog:write" },
     args: { id: t.arg.id({ required: true }), isActive: t.arg.boolean({ required: true }) },
-    input: { path: idPath, body: productStatusInput, json: (args) => ({ path: { id: args.id }, body: jsonArgs({ isActive: args.isActive }) }) },
+    input: { args: { id: uuid }, object: { schema: ProductStatusSchema } },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const { id } = args;

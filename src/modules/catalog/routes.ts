@@ -23,7 +23,6 @@ export const catalogRoutes = [
     summary: "List categories",
     description: "Active categories in display order (position, then id). Not paginated: the body is `{ data }` only.",
     document: graphql("query listCategories { categories { ...Category } }", [CategoryFragment]),
-    variables: () => ({}),
     respond: (data) => ({ body: { data: data.categories } }),
     status: 200,
     response: {
@@ -48,7 +47,6 @@ export const catalogRoutes = [
       }`,
       [ProductFragment, PaginationFragment],
     ),
-    variables: ({ query }, read) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
     respond: (data) => ({ body: data.products }),
     status: 200,
     response: { description: "A page of products", component: "ProductPage" },
@@ -61,7 +59,6 @@ export const catalogRoutes = [
     summary: "Get a product",
     description: "The product with its variations and additionals (price, min/max choices, availability).",
     document: graphql(`query getProductById($id: ID!) { product(id: $id) { ...ProductDetail } }`, [ProductDetailFragment]),
-    variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.product }),
     status: 200,
     response: { description: "The product" },
@@ -77,7 +74,6 @@ export const catalogRoutes = [
     document: graphql(`mutation setProductStatus($id: ID!, $isActive: Boolean!) { setProductStatus(id: $id, isActive: $isActive) { ...Product } }`, [
       ProductFragment,
     ]),
-    variables: ({ path, body }, read) => ({ id: path.id, isActive: read.required(read.boolean(read.field(body, "isActive")), "isActive") }),
     respond: (data) => ({ body: data.setProductStatus }),
     status: 200,
     response: { description: "The product" },
