@@ -19,7 +19,6 @@ export const storeRoutes = [
     tag: "Store",
     summary: "The token's store profile",
     document: graphql(`query getStore { store { ...Store } }`, [StoreFragment]),
-    variables: () => ({}),
     respond: (data) => ({ body: data.store }),
     status: 200,
     response: { description: "The store" },

@@ -1,9 +1,8 @@
 import { builder } from "../../platform/schema/builder.js";
 import { tenantOf } from "../../platform/schema/context.js";
-import { jsonOf } from "../../platform/validate.js";
 import { apiVersionOf } from "../../platform/versions.js";
 import { EnvironmentEnum } from "../store/graphql.js";
-import { updateApplicationInput } from "./schemas.js";
+import { ApplicationPatchSchema } from "./schemas.js";
 
 /** The calling partner's own Application, as GET and PATCH /public/v1/application show it. */
 interface OwnApplication {
@@ -46,7 +45,7 @@ builder.mutationField("updatePartnerApplication", (t) =>
       "Pins the token's Application to an API version: its next request, on any process, is answered in it, and webhook endpoints " +
       "created from then on deliver in it (existing endpoints keep theirs).",
     args: { apiVersion: t.arg.string({ required: true }) },
-    input: { body: updateApplicationInput, json: ({ apiVersion }) => ({ body: jsonOf({ apiVersion }) }) },
+    input: { object: { schema: ApplicationPatchSchema } },
     resolve: async (_root, { apiVersion }, ctx) => {
       const version = apiVersionOf(apiVersion, "apiVersion");
       const application = await ctx.db.application.update({ where: { id: tenantOf(ctx).applicationId }, data: { apiVersion: version }, select: OWN_FIELDS });

@@ -13,7 +13,6 @@ export const applicationRoutes = [
     summary: "The token's Application and its API version (extension to the contract)",
     description: "`apiVersion` is the version requests are answered in unless they send `Api-Version`.",
     document: graphql(`query getApplication { partnerApplication { ...OwnApplication } }`, [OwnApplicationFragment]),
-    variables: () => ({}),
     respond: (data) => ({ body: data.partnerApplication }),
     status: 200,
     response: { description: "The Application" },
@@ -31,7 +30,6 @@ export const applicationRoutes = [
     document: graphql(`mutation updateApplication($apiVersion: String!) { updatePartnerApplication(apiVersion: $apiVersion) { ...OwnApplication } }`, [
       OwnApplicationFragment,
     ]),
-    variables: ({ body }, read) => ({ apiVersion: read.required(read.string(read.field(body, "apiVersion")), "apiVersion") }),
     respond: (data) => ({ body: data.updatePartnerApplication }),
     status: 200,
     response: { description: "The Application after the change" },

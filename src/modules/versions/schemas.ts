@@ -1,5 +1,4 @@
 import type { JsonSchema } from "../../platform/json.js";
-import { defineBody } from "../../platform/validate.js";
 import { API_VERSIONS, LATEST_API_VERSION } from "../../platform/versions.js";
 
 export const ApplicationPatchSchema: JsonSchema = {
@@ -13,5 +12,3 @@ export const ApplicationPatchSchema: JsonSchema = {
     },
   },
 };
-
-export const updateApplicationInput = defineBody(ApplicationPatchSchema);
