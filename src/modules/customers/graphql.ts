@@ -4,9 +4,9 @@ import type { GraphQLResolveInfo } from "graphql";
 import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { pageType } from "../../platform/schema/fields.js";
-import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import { byId, idPath, pageLimitInput } from "../../platform/schemas.js";
+import { byId, idPath } from "../../platform/schemas.js";
 import { jsonArgs, jsonOf } from "../../platform/validate.js";
 import { createCustomerInput, listCustomersInput, updateCustomerInput } from "./schemas.js";
 import { createCustomer, updateCustomer } from "./service.js";
@@ -115,15 +115,6 @@ export const Customer = builder.prismaObject("Customer", {
       type: ContactSummaryRef,
       authScopes: customersRead,
       resolve: (c, _args, ctx) => contactSummaryOf(ctx, c.id),
-    }),
-    orders: t.relation("orders", {
-      description: "The customer's orders, newest first.",
-      authScopes: STORE_READ("orders:read"),
-      args: { limit: t.arg.int({ description: "1..100, default 20" }) },
-      query: (args) => {
-        pageLimitInput.check(jsonArgs({ limit: args.limit }));
-        return { take: args.limit ?? DEFAULT_PAGE_SIZE, orderBy: [{ createdAt: "desc" }, { id: "desc" }] };
-      },
     }),
   }),
 });
