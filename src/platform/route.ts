@@ -40,8 +40,8 @@ export interface ResponseSpec {
  * What a route declares besides its operation: its path and the HTTP answer. Who may call it and what its input is
  * are its GraphQL field's (`authScopes` and `input`), read by src/rest/authorization.ts.
  */
-interface RouteSpec {
-  operationId: string;
+interface RouteSpec<Id extends string> {
+  operationId: Id;
   method: HttpMethod;
   /** OpenAPI-style template, e.g. /public/v1/orders/{id} */
   path: string;
@@ -74,7 +74,7 @@ export type RouteVariables<Variables> = { [K in keyof Variables]: Variables[K] e
  * answers it and how its result becomes the HTTP response. tsc checks `variables` and `respond` against the
  * document's types.
  */
-export interface TypedRoute<Result, Variables> extends RouteSpec {
+export interface TypedRoute<Result, Variables, Id extends string = string> extends RouteSpec<Id> {
   document: TadaDocumentNode<Result, Variables>;
   variables: (input: RouteInput, read: InputReaders) => RouteVariables<Variables>;
   respond: (data: Result, input: RouteInput) => RouteResult;
@@ -83,8 +83,11 @@ export interface TypedRoute<Result, Variables> extends RouteSpec {
 /** Executes a route's document; its result is the document's result type (the router validated it against the schema). */
 export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result, Variables>, variables: RouteVariables<Variables>) => Promise<Result>;
 
-/** A row of the route table with its operation's types erased: `answer` was checked when the row was defined. */
-export interface Route extends RouteSpec {
+/**
+ * A row of the route table with its operation's types erased: `answer` was checked when the row was defined. Its
+ * operationId stays literal, so a domain's examples are keyed by the ids its table has.
+ */
+export interface Route<Id extends string = string> extends RouteSpec<Id> {
   document: DocumentNode;
   /** The operation's variables; `read` defaults to the checking readers (tests pass others to send raw values). */
   variables: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
@@ -92,7 +95,7 @@ export interface Route extends RouteSpec {
   answer: (run: RunOperation, input: RouteInput) => Promise<RouteResult>;
 }
 
-export function defineRoute<Result, Variables>(route: TypedRoute<Result, Variables>): Route {
+export function defineRoute<Result, Variables, Id extends string>(route: TypedRoute<Result, Variables, Id>): Route<Id> {
   const { variables, respond, ...spec } = route;
   return {
     ...spec,
