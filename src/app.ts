@@ -22,6 +22,7 @@ import { TOKEN_REVOKED_CHANNEL, TokenRevocations } from "./platform/auth/revocat
 import { ADMIN_KEY_REVOKED_CHANNEL } from "./platform/auth/credential.js";
 import { postgresWriteMarks, ReadRouter, redisWriteMarks } from "./platform/db/replicas.js";
 import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metrics.js";
+import { SharedRedis } from "./platform/redis.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
@@ -34,14 +35,9 @@ export async function openDatabase(config: Config, log: Logger): Promise<{ url: 
  * The read replicas (DATABASE_REPLICA_URLS) and where writes are marked for read-your-writes: Redis when REDIS_URL
  * is set, else the primary. A mark outlives any lag a replica may still be used with, plus a minute.
  */
-async function openReadRouter(config: Config, primary: Services["pool"], log: Logger): Promise<ReadRouter> {
+async function openReadRouter(config: Config, primary: Services["pool"], redis: SharedRedis | null, log: Logger): Promise<ReadRouter> {
   const replicas = config.DATABASE_REPLICA_URLS;
-  const marks =
-    replicas.length === 0
-      ? null
-      : config.REDIS_URL
-        ? await redisWriteMarks(config.REDIS_URL, primary, config.REPLICA_MAX_LAG_MS + 60_000, log)
-        : postgresWriteMarks(primary);
+  const marks = replicas.length === 0 ? null : redis ? await redisWriteMarks(redis, primary, config.REPLICA_MAX_LAG_MS + 60_000) : postgresWriteMarks(primary);
   const reads = new ReadRouter(
     primary,
     replicas,
@@ -108,13 +104,14 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     closers.push(() => revocations.close());
     const adminKeyRevocations = new Notifications(directUrl, ADMIN_KEY_REVOKED_CHANNEL, log);
     closers.push(() => adminKeyRevocations.close());
-    const rateLimiter = await createRateLimiter(config, pool, log);
-    closers.push(() => rateLimiter.close());
+    // One client for every feature kept in Redis; it connects when the first of them asks, and closes after them.
+    const redis = config.REDIS_URL ? new SharedRedis(config.REDIS_URL, log) : null;
+    if (redis) closers.push(() => redis.close());
+    const rateLimiter = await createRateLimiter(config, pool, redis, log);
     const outsideCalls = new OutsideCalls(config.WEBHOOK_TEST_CONCURRENCY, Math.ceil(config.WEBHOOK_TIMEOUT_MS / 1000));
-    const pacer = new Pacer(await createPaceStore(config, pool, log));
-    closers.push(() => pacer.close());
+    const pacer = new Pacer(await createPaceStore(config, pool, redis));
     const issuer = await resolveIssuer(config, db);
-    const reads = await openReadRouter(config, pool, log);
+    const reads = await openReadRouter(config, pool, redis, log);
     closers.push(() => reads.close());
     const streams = new LiveStreams(config.GRAPHQL_MAX_STREAMS, config.GRAPHQL_MAX_STREAMS_PER_APPLICATION);
     const metrics = createMetricsRegistry();

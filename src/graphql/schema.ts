@@ -1,4 +1,5 @@
 import { builder } from "../platform/schema/builder.js";
+import { deprecateRemovedFields } from "./deprecations.js";
 import "../modules/store/graphql.js";
 import "../modules/admin/graphql.js";
 import "../modules/orders/graphql.js";
@@ -9,4 +10,4 @@ import "../modules/webhooks/graphql.js";
 import "../modules/events/graphql.js";
 import "../modules/versions/graphql.js";
 
-export const schema = builder.toSchema({ sortSchema: true });
+export const schema = deprecateRemovedFields(builder.toSchema({ sortSchema: true }));

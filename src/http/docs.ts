@@ -6,7 +6,7 @@ import { ApiError } from "../platform/errors.js";
 import type { Route } from "../platform/route.js";
 import { buildOpenApi, printOpenApi } from "../rest/openapi.js";
 import { send } from "../platform/http/response.js";
-import { API_VERSION_HEADER, apiVersionOf, LATEST_API_VERSION, type ApiVersion, type VersionLifecycles } from "../platform/versions.js";
+import { apiVersionOf, LATEST_API_VERSION, nameAnswerVersion, type ApiVersion, type VersionLifecycles } from "../platform/versions.js";
 import { versionList } from "../modules/versions/render.js";
 import { OPENAPI_DOCUMENT_PATH } from "../rest/platform-routes.js";
 
@@ -76,19 +76,13 @@ export function createDocs(baseUrl: string, routes: Route[], schema: GraphQLSche
     document(url, res) {
       const given = url.searchParams.get("version");
       const version = given === null ? LATEST_API_VERSION : apiVersionOf(given, "version");
+      nameAnswerVersion(res, version);
       // Any origin may read the public contract (API tools, editors).
-      sendText(res, "application/json; charset=utf-8", documentOf(version), "public, max-age=300", {
-        "access-control-allow-origin": "*",
-        [API_VERSION_HEADER]: version,
-      });
+      sendText(res, "application/json; charset=utf-8", documentOf(version), "public, max-age=300", { "access-control-allow-origin": "*" });
     },
     versions(res) {
-      send(
-        res,
-        200,
-        { data: versions, latest: LATEST_API_VERSION },
-        { "cache-control": "public, max-age=300", "access-control-allow-origin": "*", [API_VERSION_HEADER]: LATEST_API_VERSION },
-      );
+      nameAnswerVersion(res, LATEST_API_VERSION);
+      send(res, 200, { data: versions, latest: LATEST_API_VERSION }, { "cache-control": "public, max-age=300", "access-control-allow-origin": "*" });
     },
     handle(method, url, res) {
       const path = url.pathname;

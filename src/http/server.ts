@@ -9,7 +9,7 @@ import type { Services } from "../platform/services.js";
 import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
-import { API_VERSION_HEADER, type ApiVersion, answerVersion, LATEST_API_VERSION, requestedApiVersion } from "../platform/versions.js";
+import { API_VERSION_HEADER, answerVersion, LATEST_API_VERSION, nameAnswerVersion, requestedApiVersion } from "../platform/versions.js";
 import { assertReady } from "./readiness.js";
 import { createGraphqlServer } from "./graphql.js";
 import { KeptDocuments } from "../graphql/documents.js";
@@ -24,8 +24,8 @@ import { idempotency } from "../rest/idempotency.js";
 import { checkJsonDepth, declaresTooLarge, parseJsonBody, requestBody } from "../platform/http/body.js";
 import { Metrics } from "./metrics.js";
 import { RateLimits } from "../platform/ratelimit/policy.js";
-import { createDocs } from "./docs.js";
-import { createPortal } from "./portal.js";
+import { createDocs, type Docs } from "./docs.js";
+import { createPortal, type Portal } from "./portal.js";
 import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
 import type { WaitOutside } from "../platform/outside.js";
@@ -78,200 +78,81 @@ export interface HttpApp {
 
 /** `runOperation` replaces GraphQL for the REST routes: only the read benchmark's baseline (b) passes one. */
 export function createHttpApp(services: Services, schema: GraphQLSchema, opts: { runOperation?: OperationRunner } = {}): HttpApp {
-  const middleware: RouteMiddleware[] = [idempotency(services.db)];
-  const rest = new RestRouter(services, schema, routes, middleware, opts.runOperation);
-  const documents = new KeptDocuments(services.config.GRAPHQL_DOCUMENT_CACHE_BYTES);
-  const yoga = createGraphqlServer(services, schema, documents);
-  const docs = createDocs(services.config.publicBaseUrl, rest.routes, schema, services.config.apiVersionLifecycles);
-  const portal = createPortal(services.config.PORTAL_FRAME_ANCESTORS);
-  const { log, config } = services;
-  const metrics = Metrics.of(services.metrics);
-  metrics.watchDocuments(documents);
-  const limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
-  void services.grants.listen();
-  const admission = new Admission(
-    {
-      maxInFlight: config.HTTP_MAX_IN_FLIGHT,
-      maxQueued: config.HTTP_MAX_QUEUED,
-      queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS,
-      maxQueuedPerFlow: config.HTTP_MAX_QUEUED_PER_APPLICATION,
-    },
-    (reason) => metrics.shed(reason),
-    (kind) => metrics.concurrencyLimited(kind),
-  );
-  metrics.watchAdmission(admission);
+  const dispatcher = new Dispatcher(services, schema, opts.runOperation);
+  return {
+    handler: (req, res) => dispatcher.handle(req, res),
+    rest: dispatcher.rest,
+    metrics: dispatcher.metrics,
+    serverOptions: httpServerOptions(services.config),
+  };
+}
+
+/** A request on its way through the dispatch. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  pctx: ProblemContext;
+  /** What the request showed of its caller, for its log line. */
+  seen: Caller;
+}
+
+/** The parts that answer requests, built once per app, and a method per step of a request. */
+class Dispatcher {
+  readonly rest: RestRouter;
+  readonly metrics: Metrics;
+  private readonly yoga: ReturnType<typeof createGraphqlServer>;
+  private readonly docs: Docs;
+  private readonly portal: Portal;
+  private readonly limits: RateLimits;
+  private readonly admission: Admission;
+  private readonly platform: Map<string, { method: string; handle: PlatformHandler }>;
+
+  constructor(
+    private readonly services: Services,
+    schema: GraphQLSchema,
+    runOperation: OperationRunner | undefined,
+  ) {
+    const { config } = services;
+    const middleware: RouteMiddleware[] = [idempotency(services.db)];
+    this.rest = new RestRouter(services, schema, routes, middleware, runOperation);
+    const documents = new KeptDocuments(config.GRAPHQL_DOCUMENT_CACHE_BYTES);
+    this.yoga = createGraphqlServer(services, schema, documents);
+    this.docs = createDocs(config.publicBaseUrl, this.rest.routes, schema, config.apiVersionLifecycles);
+    this.portal = createPortal(config.PORTAL_FRAME_ANCESTORS);
+    const metrics = Metrics.of(services.metrics);
+    this.metrics = metrics;
+    metrics.watchDocuments(documents);
+    this.limits = new RateLimits(config, services.grants, services.rateLimiter, (kind) => metrics.rateLimited(kind));
+    void services.grants.listen();
+    this.admission = new Admission(
+      {
+        maxInFlight: config.HTTP_MAX_IN_FLIGHT,
+        maxQueued: config.HTTP_MAX_QUEUED,
+        queueTimeoutMs: config.HTTP_QUEUE_TIMEOUT_MS,
+        maxQueuedPerFlow: config.HTTP_MAX_QUEUED_PER_APPLICATION,
+      },
+      (reason) => metrics.shed(reason),
+      (kind) => metrics.concurrencyLimited(kind),
+    );
+    metrics.watchAdmission(this.admission);
+    this.platform = platformRoutes(this.platformHandlers());
+  }
 
   /**
-   * Runs a request that needs the database under the admission limit, once its body has arrived; health,
-   * readiness and metrics stay outside it. What the request waits on outside our database (a partner's webhook
-   * receiver, DNS) it runs through `waitOutside`, which gives the slot up meanwhile and takes it again ahead of the queue.
+   * The per-request preamble: the request id (the caller's when it is a uuid), the trace id, the security headers,
+   * and the metrics observation and log line once the response finishes; then the dispatch, whose failure becomes
+   * a problem answer.
    */
-  async function admitted<T>(req: IncomingMessage, res: ServerResponse, handle: (waitOutside: WaitOutside) => Promise<T>, flow: Flow): Promise<T> {
-    if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
-    let leave = await admission.enter(res, flow);
-    const waitOutside: WaitOutside = async (fn) => {
-      leave();
-      try {
-        return await fn();
-      } finally {
-        leave = await admission.reenter(flow);
-      }
-    };
-    try {
-      return await handle(waitOutside);
-    } finally {
-      leave();
-    }
-  }
-
-  const addressOf = (req: IncomingMessage) => sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], config.TRUSTED_PROXY_HOPS);
-  /** A token or revocation request's limits: per client_id and source address, and failures per address. */
-  const tokenLimits = (req: IncomingMessage, res: ServerResponse, seen: Caller): TokenLimits => {
-    const address = addressOf(req);
-    return {
-      admit: (clientId) => {
-        seen.tokenClientId = clientId;
-        return limits.token(res, clientId, address);
-      },
-      failed: () => limits.tokenFailed(address),
-    };
-  };
-  /** The platform routes' handlers (their rows are src/rest/platform-routes.ts), by operationId. */
-  const handlers: Record<string, PlatformHandler> = {
-    createToken: (req, res, _url, seen) => admitted(req, res, () => handleTokenRequest(services, req, res, tokenLimits(req, res, seen)), TOKEN_FLOW),
-    revokeToken: (req, res, _url, seen) => admitted(req, res, () => handleRevocation(services, req, res, tokenLimits(req, res, seen)), TOKEN_FLOW),
-    exchangePortalLink: (req, res, _url, seen) => {
-      const address = addressOf(req);
-      return admitted(
-        req,
-        res,
-        () =>
-          handlePortalLinkExchange(
-            services,
-            req,
-            res,
-            { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
-            (clientId) => {
-              seen.tokenClientId = clientId;
-            },
-          ),
-        TOKEN_FLOW,
-      );
-    },
-    getJwks: (_req, res) => send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" }),
-    getAuthorizationServerMetadata: (_req, res) => send(res, 200, authorizationServerMetadata(services), { "cache-control": "public, max-age=300" }),
-    getOpenApiDocument: (_req, res, url) => docs.document(url, res),
-    listApiVersions: (_req, res) => docs.versions(res),
-  };
-  const platform = platformRoutes(handlers);
-
-  /** `seen` is what the request showed of its caller, for the request's log line. */
-  async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, pctx: ProblemContext, seen: Caller): Promise<void> {
-    const method = req.method ?? "GET";
-    const path = url.pathname;
-    const admit = (claims: PartnerClaims) => limits.admit(res, claims);
-    const only = (allowed: string) => {
-      if (method !== allowed) throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allowed}.`, undefined, { allow: allowed });
-    };
-    if (path === "/healthz") {
-      only("GET");
-      return send(res, 200, { status: "ok" });
-    }
-    if (path === "/readyz") {
-      only("GET");
-      await assertReady(services);
-      if (admission.refusingMost()) {
-        throw new ApiError("SERVICE_UNAVAILABLE", "The process is at capacity: it refused most requests of the last few seconds.", undefined, {
-          "retry-after": "5",
-        });
-      }
-      return send(res, 200, { status: "ready" });
-    }
-    const own = platform.get(path);
-    if (own) {
-      only(own.method);
-      return own.handle(req, res, url, seen);
-    }
-    if (path === "/metrics") {
-      only("GET");
-      return metrics.handle(req, res, config.METRICS_TOKEN);
-    }
-    if (path === "/graphql") {
-      if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
-        await yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
-        return;
-      }
-      const claims = await verifiedPartnerClaims(services, req.headers.authorization);
-      const flow = flowOf(claims, req.headers.authorization);
-      const authenticate = async () => {
-        const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
-        seen.principal = principal;
-        if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
-        // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it once it is JSON no deeper
-        // than the limit (a GET's variables likewise), so nothing after meets deeper nesting. It goes parsed: given
-        // text, @whatwg-node's request adapter runs Object.keys over it, one key per character (12 ms of CPU for a
-        // 60 KB document); anything but an object is refused here, where that costs nothing.
-        if (method === "POST") {
-          const body = await requestBody(req);
-          Object.assign(req, { body: graphqlBody(body, parseJsonBody(req, body, config.JSON_MAX_DEPTH)) });
-        }
-        for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
-        return principal;
-      };
-      // A response over Server-Sent Events may be a live subscription, open for hours: it holds no admission slot
-      // while it streams; LiveStreams caps subscriptions per process and per Application.
-      if (!(req.headers.accept ?? "").includes("text/event-stream")) {
-        return admitted(
-          req,
-          res,
-          async (waitOutside) => yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }),
-          flow,
-        );
-      }
-      const principal = await admitted(req, res, authenticate, flow);
-      await yoga.handle(req, res, { principal, requestId: pctx.requestId });
-      return;
-    }
-    if (docs.handles(path)) return docs.handle(method, url, res);
-    if (portal.handles(path)) return portal.handle(method, path, res);
-    if (path.startsWith("/public/v1/")) {
-      rest.recognize(res, method, path);
-      // Every answer names its version, set here only: the latest until the request's Api-Version is read, then the
-      // requested one until the grant shows the pin (an answer before it, to no or a refused credential, is the same in
-      // every version), then, before the rate limit so a 429 names it too, the version the answer is given in.
-      const nameVersion = (requested: ApiVersion | null, pin: ApiVersion) => res.setHeader(API_VERSION_HEADER, answerVersion(requested, pin));
-      nameVersion(null, LATEST_API_VERSION);
-      const apiVersion = requestedApiVersion(req.headers[API_VERSION_HEADER]);
-      nameVersion(apiVersion, LATEST_API_VERSION);
-      const claims = await verifiedPartnerClaims(services, req.headers.authorization);
-      const admitPartner = (partner: PartnerClaims) => limits.admit(res, partner, (principal) => nameVersion(apiVersion, principal.apiVersion));
-      return admitted(
-        req,
-        res,
-        async (waitOutside) => {
-          const principal = await resolvePrincipal(services, req.headers.authorization, admitPartner, claims);
-          seen.principal = principal;
-          await rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, apiVersion, requestId: pctx.requestId, waitOutside });
-        },
-        flowOf(claims, req.headers.authorization),
-      );
-    }
-    throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
-  }
-
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const { config, log } = this.services;
     const started = performance.now();
     const given = req.headers["x-request-id"];
     const requestId = typeof given === "string" && isUuid(given) ? given : randomUUID();
     const traceId = traceIdOf(req.headers.traceparent) ?? requestId.replace(/-/g, "");
     res.setHeader("x-request-id", requestId);
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
-    let url: URL;
-    try {
-      url = new URL(req.url ?? "/", "http://localhost");
-    } catch {
-      url = new URL("http://localhost/");
-    }
+    const url = requestUrl(req);
     const pctx: ProblemContext = {
       baseUrl: config.publicBaseUrl,
       instance: url.pathname,
@@ -281,7 +162,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
     };
     const seen: Caller = {};
     res.on("finish", () => {
-      metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
+      this.metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
       log.info(
         {
           requestId,
@@ -295,7 +176,7 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
         "request",
       );
     });
-    dispatch(req, res, url, pctx, seen).catch((err: unknown) => {
+    this.dispatch({ req, res, url, pctx, seen }).catch((err: unknown) => {
       const known = apiErrorOf(err);
       if (!known) log.error({ err, requestId, traceId }, "unhandled error");
       else if (!(err instanceof ApiError)) log.warn({ err, requestId, traceId }, "database unavailable: answered 503");
@@ -305,8 +186,193 @@ export function createHttpApp(services: Services, schema: GraphQLSchema, opts: {
       }
       sendProblem(res, err, pctx);
     });
-  };
-  return { handler, rest, metrics, serverOptions: httpServerOptions(config) };
+  }
+
+  /** The fixed paths and the platform routes, then /graphql, the docs, the portal and /public/v1. */
+  private async dispatch(x: Exchange): Promise<void> {
+    const { req, res, url } = x;
+    const method = req.method ?? "GET";
+    const path = url.pathname;
+    const only = (allowed: string) => {
+      if (method !== allowed) throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allowed}.`, undefined, { allow: allowed });
+    };
+    if (path === "/healthz") {
+      only("GET");
+      return send(res, 200, { status: "ok" });
+    }
+    if (path === "/readyz") {
+      only("GET");
+      await assertReady(this.services);
+      if (this.admission.refusingMost()) {
+        throw new ApiError("SERVICE_UNAVAILABLE", "The process is at capacity: it refused most requests of the last few seconds.", undefined, {
+          "retry-after": "5",
+        });
+      }
+      return send(res, 200, { status: "ready" });
+    }
+    const own = this.platform.get(path);
+    if (own) {
+      only(own.method);
+      return own.handle(req, res, url, x.seen);
+    }
+    if (path === "/metrics") {
+      only("GET");
+      return this.metrics.handle(req, res, this.services.config.METRICS_TOKEN);
+    }
+    if (path === "/graphql") return this.graphql(x);
+    if (this.docs.handles(path)) return this.docs.handle(method, url, res);
+    if (this.portal.handles(path)) return this.portal.handle(method, path, res);
+    if (path.startsWith("/public/v1/")) return this.publicV1(x);
+    throw new ApiError("NOT_FOUND", `No route ${method} ${path}.`);
+  }
+
+  /**
+   * Runs a request that needs the database under the admission limit, once its body has arrived; health,
+   * readiness and metrics stay outside it. What the request waits on outside our database (a partner's webhook
+   * receiver, DNS) it runs through `waitOutside`, which gives the slot up meanwhile and takes it again ahead of the queue.
+   */
+  private async admitted<T>(req: IncomingMessage, res: ServerResponse, handle: (waitOutside: WaitOutside) => Promise<T>, flow: Flow): Promise<T> {
+    if (req.method === "POST" || req.method === "PUT" || req.method === "PATCH") await requestBody(req);
+    let leave = await this.admission.enter(res, flow);
+    const waitOutside: WaitOutside = async (fn) => {
+      leave();
+      try {
+        return await fn();
+      } finally {
+        leave = await this.admission.reenter(flow);
+      }
+    };
+    try {
+      return await handle(waitOutside);
+    } finally {
+      leave();
+    }
+  }
+
+  private addressOf(req: IncomingMessage): string {
+    return sourceAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], this.services.config.TRUSTED_PROXY_HOPS);
+  }
+
+  /** A token or revocation request's limits: per client_id and source address, and failures per address. */
+  private tokenLimits(req: IncomingMessage, res: ServerResponse, seen: Caller): TokenLimits {
+    const address = this.addressOf(req);
+    return {
+      admit: (clientId) => {
+        seen.tokenClientId = clientId;
+        return this.limits.token(res, clientId, address);
+      },
+      failed: () => this.limits.tokenFailed(address),
+    };
+  }
+
+  /** The platform routes' handlers (their rows are src/rest/platform-routes.ts), by operationId. */
+  private platformHandlers(): Record<string, PlatformHandler> {
+    const { services, limits, docs } = this;
+    return {
+      createToken: (req, res, _url, seen) =>
+        this.admitted(req, res, () => handleTokenRequest(services, req, res, this.tokenLimits(req, res, seen)), TOKEN_FLOW),
+      revokeToken: (req, res, _url, seen) => this.admitted(req, res, () => handleRevocation(services, req, res, this.tokenLimits(req, res, seen)), TOKEN_FLOW),
+      exchangePortalLink: (req, res, _url, seen) => {
+        const address = this.addressOf(req);
+        return this.admitted(
+          req,
+          res,
+          () =>
+            handlePortalLinkExchange(
+              services,
+              req,
+              res,
+              { admit: () => limits.portalLink(res, address), failed: () => limits.tokenFailed(address) },
+              (clientId) => {
+                seen.tokenClientId = clientId;
+              },
+            ),
+          TOKEN_FLOW,
+        );
+      },
+      getJwks: (_req, res) => send(res, 200, services.keys.jwks(), { "cache-control": "public, max-age=300" }),
+      getAuthorizationServerMetadata: (_req, res) => send(res, 200, authorizationServerMetadata(services), { "cache-control": "public, max-age=300" }),
+      getOpenApiDocument: (_req, res, url) => docs.document(url, res),
+      listApiVersions: (_req, res) => docs.versions(res),
+    };
+  }
+
+  /** /graphql: GraphiQL for a browser, else an admin key's or partner token's operation. */
+  private async graphql({ req, res, url, pctx, seen }: Exchange): Promise<void> {
+    const { services } = this;
+    const { config } = services;
+    const method = req.method ?? "GET";
+    if (method === "GET" && (req.headers.accept ?? "").includes("text/html")) {
+      await this.yoga.handle(req, res, { principal: { kind: "anonymous" }, requestId: pctx.requestId });
+      return;
+    }
+    const admit = (claims: PartnerClaims) => this.limits.admit(res, claims);
+    const claims = await verifiedPartnerClaims(services, req.headers.authorization);
+    const flow = flowOf(claims, req.headers.authorization);
+    const authenticate = async () => {
+      const principal = await resolvePrincipal(services, req.headers.authorization, admit, claims);
+      seen.principal = principal;
+      if (principal.kind === "anonymous") throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <admin key or partner access token>.");
+      // Yoga sets no body limit of its own: the body read under the 1 MiB cap goes to it once it is JSON no deeper
+      // than the limit (a GET's variables likewise), so nothing after meets deeper nesting. It goes parsed: given
+      // text, @whatwg-node's request adapter runs Object.keys over it, one key per character (12 ms of CPU for a
+      // 60 KB document); anything but an object is refused here, where that costs nothing.
+      if (method === "POST") {
+        const body = await requestBody(req);
+        Object.assign(req, { body: graphqlBody(body, parseJsonBody(req, body, config.JSON_MAX_DEPTH)) });
+      }
+      for (const param of ["variables", "extensions"]) checkJsonDepth(url.searchParams.get(param) ?? "", config.JSON_MAX_DEPTH, param);
+      return principal;
+    };
+    // A response over Server-Sent Events may be a live subscription, open for hours: it holds no admission slot
+    // while it streams; LiveStreams caps subscriptions per process and per Application.
+    if (!(req.headers.accept ?? "").includes("text/event-stream")) {
+      return this.admitted(
+        req,
+        res,
+        async (waitOutside) => this.yoga.handle(req, res, { principal: await authenticate(), requestId: pctx.requestId, waitOutside }),
+        flow,
+      );
+    }
+    const principal = await this.admitted(req, res, authenticate, flow);
+    await this.yoga.handle(req, res, { principal, requestId: pctx.requestId });
+  }
+
+  /** The REST routes under /public/v1 (the platform routes there are answered before). */
+  private async publicV1({ req, res, url, pctx, seen }: Exchange): Promise<void> {
+    const { services } = this;
+    const method = req.method ?? "GET";
+    const path = url.pathname;
+    this.rest.recognize(res, method, path);
+    // Every answer names its version: the latest until the request's Api-Version is read, then the requested one
+    // until the grant shows the pin (an answer before it, to no or a refused credential, is the same in every
+    // version), then, before the rate limit so a 429 names it too, the version the answer is given in.
+    nameAnswerVersion(res, LATEST_API_VERSION);
+    const apiVersion = requestedApiVersion(req.headers[API_VERSION_HEADER]);
+    nameAnswerVersion(res, answerVersion(apiVersion, LATEST_API_VERSION));
+    const claims = await verifiedPartnerClaims(services, req.headers.authorization);
+    const admitPartner = (partner: PartnerClaims) =>
+      this.limits.admit(res, partner, (principal) => nameAnswerVersion(res, answerVersion(apiVersion, principal.apiVersion)));
+    return this.admitted(
+      req,
+      res,
+      async (waitOutside) => {
+        const principal = await resolvePrincipal(services, req.headers.authorization, admitPartner, claims);
+        seen.principal = principal;
+        await this.rest.handle({ req, res, pathname: path, searchParams: url.searchParams, principal, apiVersion, requestId: pctx.requestId, waitOutside });
+      },
+      flowOf(claims, req.headers.authorization),
+    );
+  }
+}
+
+/** The request's URL; one Node accepted but URL cannot parse is answered as the root. */
+function requestUrl(req: IncomingMessage): URL {
+  try {
+    return new URL(req.url ?? "/", "http://localhost");
+  } catch {
+    return new URL("http://localhost/");
+  }
 }
 
 /**
@@ -328,8 +394,8 @@ type PlatformHandler = (req: IncomingMessage, res: ServerResponse, url: URL, see
 
 /** The platform routes by path, each with its handler; a row without one, or a handler without a row, stops the start. */
 function platformRoutes(handlers: Record<string, PlatformHandler>): Map<string, { method: string; handle: PlatformHandler }> {
-  const rows = new Map(PLATFORM_ROUTES.map((row) => [row.operationId, row]));
-  for (const id of Object.keys(handlers)) if (!rows.has(id)) throw new Error(`platform handler ${id} has no row`);
+  const ids = new Set<string>(PLATFORM_ROUTES.map((row) => row.operationId));
+  for (const id of Object.keys(handlers)) if (!ids.has(id)) throw new Error(`platform handler ${id} has no row`);
   return new Map(
     PLATFORM_ROUTES.map((row) => {
       const handle = handlers[row.operationId];

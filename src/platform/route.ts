@@ -40,8 +40,8 @@ export interface ResponseSpec {
  * What a route declares besides its operation: its path and the HTTP answer. Who may call it and what its input is
  * are its GraphQL field's (`authScopes` and `input`), read by src/rest/authorization.ts.
  */
-interface RouteSpec {
-  operationId: string;
+interface RouteSpec<Id extends string> {
+  operationId: Id;
   method: HttpMethod;
   /** OpenAPI-style template, e.g. /public/v1/orders/{id} */
   path: string;
@@ -84,7 +84,7 @@ export interface Binding<Variables> {
  * say it how the request binds the operation's variables, and how its result becomes the HTTP response. tsc checks
  * `bind` and `respond` against the document's types; the router checks at start that every variable is bound.
  */
-export interface TypedRoute<Result, Variables> extends RouteSpec {
+export interface TypedRoute<Result, Variables, Id extends string = string> extends RouteSpec<Id> {
   document: TadaDocumentNode<Result, Variables>;
   variables?: (input: RouteInput, read: InputReaders) => RouteVariables<Variables>;
   bind?: Binding<Variables>;
@@ -94,8 +94,11 @@ export interface TypedRoute<Result, Variables> extends RouteSpec {
 /** Executes a route's document; its result is the document's result type (the router validated it against the schema). */
 export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result, Variables>, variables: Record<string, unknown>) => Promise<Result>;
 
-/** A row of the route table with its operation's types erased: `answer` was checked when the row was defined. */
-export interface Route extends RouteSpec {
+/**
+ * A row of the route table with its operation's types erased: `answer` was checked when the row was defined. Its
+ * operationId stays literal, so a domain's examples are keyed by the ids its table has.
+ */
+export interface Route<Id extends string = string> extends RouteSpec<Id> {
   document: DocumentNode;
   bind: { rename: Record<string, string> };
   /** The operation's variables, where the row still writes them; `read` defaults to the checking readers. */
@@ -104,7 +107,7 @@ export interface Route extends RouteSpec {
   answer: (run: RunOperation, variables: Record<string, unknown>, input: RouteInput) => Promise<RouteResult>;
 }
 
-export function defineRoute<Result, Variables>(route: TypedRoute<Result, Variables>): Route {
+export function defineRoute<Result, Variables, Id extends string>(route: TypedRoute<Result, Variables, Id>): Route<Id> {
   const { variables, respond, bind, ...spec } = route;
   return {
     ...spec,

@@ -1,3 +1,4 @@
+import type { ServerResponse } from "node:http";
 import { ApiError } from "./errors.js";
 
 /**
@@ -58,6 +59,11 @@ export function lifecycleHeaders(lifecycle: VersionLifecycle | undefined, versio
     ...(lifecycle.sunsetAt ? { sunset: lifecycle.sunsetAt.toUTCString() } : {}),
     link: `<${versionsUrl}>; rel="deprecation"; type="application/json"`,
   };
+}
+
+/** Names the version an answer is given in: the one place the Api-Version answer header is set. */
+export function nameAnswerVersion(res: ServerResponse, version: ApiVersion): void {
+  res.setHeader(API_VERSION_HEADER, version);
 }
 
 /** The version a partner's request is answered in: the one its Api-Version header names, else its Application's pin. */

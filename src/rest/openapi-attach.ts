@@ -1,6 +1,8 @@
 import { ERROR_CATALOG } from "../platform/errors.js";
+import type { Example, ProblemExample } from "../platform/examples.js";
 import type { JsonSchema } from "../platform/json.js";
-import { eventExample, OPERATION_EXAMPLES, STATUS_PROBLEMS, type Example, type ProblemExample } from "./openapi-examples.js";
+import { eventExample } from "../modules/events/examples.js";
+import { OPERATION_EXAMPLES, STATUS_PROBLEMS } from "./openapi-examples.js";
 import { CODE_SAMPLES } from "./openapi-samples.js";
 import type { OpenApiDocument, OpenApiOperation } from "./openapi-document.js";
 

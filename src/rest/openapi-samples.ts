@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the samples are source text in other languages, whose ${…} is theirs.
-import { WEBHOOK_URL } from "./openapi-examples.js";
+import { WEBHOOK_URL } from "../platform/examples.js";
 
 /**
  * Code samples for the main flows, as Redoc's `x-codeSamples` on their operations: curl, JavaScript (fetch, Node

@@ -8,8 +8,8 @@ import { AUTHORIZATION_SERVER_METADATA_PATH, JWKS_PATH, REVOCATION_PATH, TOKEN_P
  * row like the route table's, saying its method, path and HTTP answer; its handler is the HTTP adapter's
  * (src/http/server.ts, by operationId) and its OpenAPI entry is rendered from the row (./openapi-platform.ts).
  */
-export interface PlatformRoute {
-  operationId: string;
+export interface PlatformRoute<Id extends string = string> {
+  operationId: Id;
   method: "GET" | "POST";
   path: string;
   tag: string;
@@ -46,7 +46,10 @@ export const VERSIONS_PATH = "/public/v1/versions";
 
 const TOKEN_RESPONSE = { description: "The access token", component: "TokenResponse", noStore: true };
 
-export const PLATFORM_ROUTES: PlatformRoute[] = [
+/** Keeps each row's operationId literal, so the examples (./platform-examples.ts) are keyed by the ids the table has. */
+const platformRoutes = <Id extends string>(rows: PlatformRoute<Id>[]): PlatformRoute<Id>[] => rows;
+
+export const PLATFORM_ROUTES = platformRoutes([
   {
     operationId: "createToken",
     method: "POST",
@@ -162,7 +165,9 @@ export const PLATFORM_ROUTES: PlatformRoute[] = [
     response: { description: "The versions", component: "ApiVersionList" },
     errors: [500],
   },
-];
+]);
+
+export type PlatformOperationId = (typeof PLATFORM_ROUTES)[number]["operationId"];
 
 /** The paths that answer as OAuth 2.0 token endpoints (`oauth`). */
 export const OAUTH_PATHS: ReadonlySet<string> = new Set(PLATFORM_ROUTES.filter((route) => route.oauth).map((route) => route.path));

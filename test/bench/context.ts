@@ -1,5 +1,5 @@
 import type { Dataset } from "./lib/dataset.js";
-import type { Service } from "./lib/processes.js";
+import { checkoutCommand, startService, type Service } from "./lib/processes.js";
 import type { BenchTenant } from "./lib/tenants.js";
 import { runLoad, summarize, type LoadResult, type Run, type Target } from "./lib/load.js";
 import type { Measurement, Verdict } from "./lib/report.js";
@@ -28,6 +28,11 @@ export interface BenchContext {
   api: Service;
   /** Environment the API was started with; a benchmark that starts another API process reuses it. */
   apiEnv: Record<string, string>;
+  /**
+   * A checkout of another build, its dist/ built (--before): the reads, writes and throughput modules run its API or
+   * worker as one more contender on the same database, its schema this build's.
+   */
+  before?: string;
   dataset: Dataset;
   /** PRODUCTION tenants, one per store (not the deep one). */
   tenants: BenchTenant[];
@@ -53,6 +58,22 @@ export interface Contender {
   targets: readonly Target[];
   /** The serving process, to measure its CPU time per request. */
   service?: Service;
+}
+
+/** The name of the --before build's contender beside one of this build's. */
+export const beforeOf = (name: string): string => `${name} (before)`;
+
+/**
+ * Starts a process of the --before build (`checkout`) with the API's environment and `npm start`'s flags; `name` names
+ * its log, which must be new (readiness is read from it).
+ */
+export function startBefore(ctx: BenchContext, checkout: string, role: "api" | "worker", name = `${role}-before`): Promise<Service> {
+  return startService({
+    name,
+    ...checkoutCommand(checkout, role, ctx.apiEnv),
+    logDir: ctx.logDir,
+    ready: role === "api" ? /"msg":"listening"/ : /"msg":"worker started"/,
+  });
 }
 
 /** Runs the contenders side by side: a warm-up each, then `rounds` rounds in which they take turns. */

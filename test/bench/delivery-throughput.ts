@@ -1,9 +1,9 @@
 import pg from "pg";
-import type { BenchContext, ModuleResult } from "./context.js";
+import { beforeOf, startBefore, type BenchContext, type ModuleResult } from "./context.js";
 import { FAN_OUT_TASK } from "../../src/platform/events/outbox.js";
 import { fmt } from "./lib/report.js";
 import type { Receiver } from "./lib/receiver.js";
-import type { Service } from "./lib/processes.js";
+import { serviceCommand, startService, type Service } from "./lib/processes.js";
 import { BARE_TABLES, QUEUE_BASELINE_PATH, QUEUE_BASELINE_TASK, withBareLoop, withQueueBaseline, type DeliverySetup } from "./lib/webhooks.js";
 
 /**
@@ -15,6 +15,8 @@ import { BARE_TABLES, QUEUE_BASELINE_PATH, QUEUE_BASELINE_TASK, withBareLoop, wi
  * queue baseline (graphile-worker alone, one job per event that signs and POSTs) under the same offered rate; and, in
  * the same run, over the same endpoints and receiver with the service's worker idle, the bare delivery loop
  * (baselines/bare-delivery-loop.ts: SKIP LOCKED fetch, sign, POST over keep-alive, record), which the goal compares to.
+ *
+ * With --before, this build's worker and the build before's then take turns over more windows (see versusBefore).
  *
  * The producer writes what emitEvent writes (the event row, and its fan_out_event job with the same job key) in
  * one statement per 50 ms tick: one Prisma transaction per event would cost the 2 shared cores more than the
@@ -234,6 +236,60 @@ async function bareThroughput(ctx: BenchContext, receiver: Receiver, endpoints: 
   return bare;
 }
 
+const SERVICE = "service";
+
+/**
+ * This build's worker and the --before build's (`checkout`) in turns: `rounds` windows each, the order rotating, each
+ * window with a worker process started for it and stopped after, as two workers at once would share the jobs (the
+ * prepared worker stops first, for the same reason). Answers the comparison's line, both builds' figures averaged
+ * over their windows.
+ */
+async function versusBefore(
+  ctx: BenchContext,
+  receiver: Receiver,
+  setup: DeliverySetup & { available: true },
+  checkout: string,
+  seconds: number,
+  rate: number,
+  produce: (client: pg.Client, n: number) => Promise<string[]>,
+): Promise<string> {
+  await setup.worker.stop();
+  const ready = /"msg":"worker started"/;
+  const contenders = [
+    {
+      name: SERVICE,
+      start: (round: number) => startService({ name: `worker-round${round}`, ...serviceCommand("worker", ctx.apiEnv), logDir: ctx.logDir, ready }),
+    },
+    { name: beforeOf(SERVICE), start: (round: number) => startBefore(ctx, checkout, "worker", `worker-before-round${round}`) },
+  ];
+  const runs = new Map<string, ThroughputRun[]>(contenders.map((c) => [c.name, []]));
+  for (let r = 0; r < ctx.settings.rounds; r++) {
+    for (const c of contenders.map((_, i) => contenders[(i + r) % contenders.length])) {
+      ctx.say(`delivery throughput, ${c.name}, round ${r + 1}: offering ${fmt.int(rate)} events/s for ${seconds} s`);
+      const worker = await c.start(r + 1);
+      try {
+        const run = await measure(ctx, receiver, worker, seconds, rate, produce);
+        ctx.say(`  ${summary(run, rate)}`);
+        runs.get(c.name)?.push(run);
+      } finally {
+        await worker.stop();
+      }
+    }
+  }
+  const mean = (name: string, figure: (r: ThroughputRun) => number) => {
+    const list = runs.get(name) ?? [];
+    return list.reduce((sum, r) => sum + figure(r), 0) / list.length;
+  };
+  const total = (name: string, figure: (r: ThroughputRun) => number) => (runs.get(name) ?? []).reduce((sum, r) => sum + figure(r), 0);
+  const both = (figure: (r: ThroughputRun) => number) => [mean(SERVICE, figure), mean(beforeOf(SERVICE), figure)] as const;
+  const [rateNow, rateThen] = both((r) => r.perSecond);
+  const [workerNow, workerThen] = both((r) => r.cpuMsPerDelivery);
+  const [databaseNow, databaseThen] = both((r) => r.databaseCpuMsPerDelivery);
+  const line = `sustained deliveries, this build against the build before (${ctx.settings.rounds} windows of ${seconds} s each, alternating, means): ${fmt.int(rateNow)} vs ${fmt.int(rateThen)}/s (${times(rateNow, rateThen)}); CPU per delivery ${times(workerNow + databaseNow, workerThen + databaseThen)} the build before's (worker ${fmt.ms(workerNow)} vs ${fmt.ms(workerThen)}, database ${fmt.ms(databaseNow)} vs ${fmt.ms(databaseThen)}); ${fmt.int(total(SERVICE, (r) => r.missing))} vs ${fmt.int(total(beforeOf(SERVICE), (r) => r.missing))} lost, ${fmt.int(total(SERVICE, (r) => r.duplicates))} vs ${fmt.int(total(beforeOf(SERVICE), (r) => r.duplicates))} received twice`;
+  ctx.say(`  ${line}`);
+  return line;
+}
+
 /** `part` as a multiple of `whole`, as the verdicts print it; a dash when one is not measured (the database's CPU with BENCH_DATABASE_URL). */
 const times = (part: number, whole: number) => (Number.isFinite(part / whole) ? `${(part / whole).toFixed(2)}x` : "—");
 
@@ -257,9 +313,9 @@ export async function benchDeliveryThroughput(
   const bare = await bareThroughput(ctx, receiver, setup, seconds, rate);
   const storeIds = setup.endpoints.map((e) => e.tenant.storeId);
   ctx.say(`delivery throughput: offering ${fmt.int(rate)} events/s for ${seconds} s over ${setup.endpoints.length} endpoints`);
-  const ours = await measure(ctx, receiver, setup.worker, seconds, rate, async (client, n) =>
-    (await client.query<{ id: string }>(PRODUCE_EVENTS, [n, storeIds, FAN_OUT_TASK])).rows.map((r) => r.id),
-  );
+  const produce = async (client: pg.Client, n: number) =>
+    (await client.query<{ id: string }>(PRODUCE_EVENTS, [n, storeIds, FAN_OUT_TASK])).rows.map((r) => r.id);
+  const ours = await measure(ctx, receiver, setup.worker, seconds, rate, produce);
   ctx.say(`  ${summary(ours, rate)}`);
   const slices = sliceLine(ours);
   for (const line of slices) ctx.say(`    ${line}`);
@@ -267,6 +323,7 @@ export async function benchDeliveryThroughput(
   const rateRatio = ours.perSecond / bare.perSecond;
   const ratios = `${times(ours.perSecond, bare.perSecond)} of the bare loop's rate; CPU per delivery ${times(bare.cpuMsPerDelivery + bare.databaseCpuMsPerDelivery, ours.cpuMsPerDelivery + ours.databaseCpuMsPerDelivery)} of its (worker ${times(bare.cpuMsPerDelivery, ours.cpuMsPerDelivery)}, database ${times(bare.databaseCpuMsPerDelivery, ours.databaseCpuMsPerDelivery)})`;
   ctx.say(`  ${ratios}`);
+  const versus = ctx.before ? await versusBefore(ctx, receiver, setup, ctx.before, seconds, rate, produce) : null;
   return {
     verdicts: [
       {
@@ -279,6 +336,10 @@ export async function benchDeliveryThroughput(
       },
     ],
     measurements: [],
-    notes: [`sustained deliveries, each 10 s of the load: ${slices.join("; ")}`, `sustained deliveries against the bare loop: ${ratios}`],
+    notes: [
+      `sustained deliveries, each 10 s of the load: ${slices.join("; ")}`,
+      `sustained deliveries against the bare loop: ${ratios}`,
+      ...(versus ? [versus] : []),
+    ],
   };
 }

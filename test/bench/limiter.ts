@@ -5,6 +5,7 @@ import { fmt } from "./lib/report.js";
 import { memoryRateLimiter, redisRateLimiter } from "../../src/platform/ratelimit/counters.js";
 import type { RateLimiter, Subject } from "../../src/platform/ratelimit/limiter.js";
 import { createLogger } from "../../src/platform/log.js";
+import { SharedRedis } from "../../src/platform/redis.js";
 
 /** The bench's Redis: BENCH_REDIS_URL, else the local one when it answers. */
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -38,14 +39,15 @@ async function redisPid(): Promise<number | null> {
 export async function benchLimiter(ctx: BenchContext, takes: number): Promise<ModuleResult> {
   const notes: string[] = [];
   const pid = await redisPid();
+  const redis = new SharedRedis(REDIS_URL, createLogger("silent"));
   const backends: { name: string; make: () => Promise<RateLimiter>; server: () => number }[] = [
     { name: "memory", make: async () => memoryRateLimiter(), server: () => 0 },
-    ...(pid === null ? [] : [{ name: "redis", make: () => redisRateLimiter(REDIS_URL, createLogger("silent")), server: () => treeCpuSeconds(pid) }]),
+    ...(pid === null ? [] : [{ name: "redis", make: () => redisRateLimiter(redis, createLogger("silent")), server: () => treeCpuSeconds(pid) }]),
   ];
   if (pid === null) notes.push(`rate-limit take: no Redis at ${REDIS_URL}, only the memory backend measured`);
-  for (const backend of backends) {
-    const limiter = await backend.make();
-    try {
+  try {
+    for (const backend of backends) {
+      const limiter = await backend.make();
       let next = 0;
       for (; next < takes / 10; next++) await limiter.take(subjectsOf(next));
       for (const concurrency of [1, 16]) {
@@ -67,9 +69,9 @@ export async function benchLimiter(ctx: BenchContext, takes: number): Promise<Mo
         ctx.say(line);
         notes.push(line);
       }
-    } finally {
-      await limiter.close();
     }
+  } finally {
+    await redis.close();
   }
   return { verdicts: [], measurements: [], notes };
 }

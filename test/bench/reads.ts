@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { sideBySide, type BenchContext, type Contender, type ModuleResult } from "./context.js";
-import { scriptCommand, serviceCommand, startService, type Service } from "./lib/processes.js";
+import { beforeOf, sideBySide, startBefore, type BenchContext, type Contender, type ModuleResult } from "./context.js";
+import { scriptCommand, startService, type Service } from "./lib/processes.js";
 import type { LoadResult, Target } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
 import { type OrderRef, readRoutes, someOrders } from "./lib/read-routes.js";
@@ -28,7 +28,9 @@ const SQL_JSON = "(a) node:http + pg, JSON in SQL";
 const JS_JSON = "(a) node:http + pg, JSON in JS";
 const FASTIFY = "Fastify + Prisma";
 const PRISMA_ROUTE = "(b) service pipeline + Prisma, no GraphQL";
+const FACADE = "façade";
 const FACADE_LATEST = `façade, Api-Version ${LATEST_API_VERSION}`;
+const FACADE_BEFORE = beforeOf(FACADE);
 
 /** CPU per request of the strong baseline over the façade's, at least. */
 const GOALS = { list: 0.5, detail: 0.4 } as const;
@@ -108,21 +110,6 @@ const cpuText = (r: LoadResult): string =>
     ? fmt.ms(cpuOf(r))
     : `${fmt.ms(cpuOf(r))} (${fmt.ms(r.cpuMsPerRequest ?? Number.NaN)} + ${fmt.ms(r.databaseCpuMsPerRequest)})`;
 
-/**
- * BENCH_READS_AGAINST: the path of another build's bundle (`dist/cli/start.mjs` of another checkout, built there) to
- * take the read loads beside this build's API on the same database, with the API's environment and flags: a
- * before/after of a change in one run, as the machine's load moves every contender alike. Its schema must be
- * this build's.
- */
-async function againstBuild(ctx: BenchContext): Promise<{ name: string; service: Service } | undefined> {
-  const bundle = process.env.BENCH_READS_AGAINST;
-  if (!bundle) return undefined;
-  const command = serviceCommand("api", ctx.apiEnv);
-  const args = command.args.map((a) => (a.endsWith("dist/cli/start.mjs") ? bundle : a));
-  const service = await startService({ name: "api-against", args, env: command.env, logDir: ctx.logDir, ready: /"msg":"listening"/ });
-  return { name: `against ${bundle}`, service };
-}
-
 export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
   const env = { DATABASE_URL: ctx.databaseUrl, DB_POOL_SIZE: ctx.apiEnv.DB_POOL_SIZE, API_URL: ctx.api.baseUrl, ISSUER: ctx.apiEnv.PUBLIC_BASE_URL };
   const bare = (name: string, file: string, extra: Record<string, string> = {}) =>
@@ -146,30 +133,30 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
       ready: /"msg":"listening"/,
     }),
   ]);
-  const against = await againstBuild(ctx);
+  const before = ctx.before ? await startBefore(ctx, ctx.before, "api") : undefined;
   const verdicts: Verdict[] = [];
   const measurements: Measurement[] = [];
   const notes: string[] = [];
   try {
     const orders = await someOrders(ctx);
     const sample = probes(ctx, orders);
-    await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute, ...(against ? [against.service] : [])], sample, FIRST_API_VERSION);
-    // The baselines answer the first version only; in the latest, the façade is the reference for another build.
-    await sameAnswers(ctx.api, against ? [against.service] : [], inLatest(sample), LATEST_API_VERSION);
+    await sameAnswers(ctx.api, [sqlJson, jsJson, fastify, prismaRoute, ...(before ? [before] : [])], sample, FIRST_API_VERSION);
+    // The baselines answer the first version only; in the latest, the façade is the reference for the build before.
+    await sameAnswers(ctx.api, before ? [before] : [], inLatest(sample), LATEST_API_VERSION);
     ctx.say(
-      `reads: all contenders answered ${sample.length} requests (lists, details, other tenants' ids) exactly as the façade, in ${FIRST_API_VERSION}${against ? ` and ${LATEST_API_VERSION}` : ""}; the façade answered them in ${LATEST_API_VERSION} when asked`,
+      `reads: all contenders answered ${sample.length} requests (lists, details, other tenants' ids) exactly as the façade, in ${FIRST_API_VERSION}${before ? ` and ${LATEST_API_VERSION}` : ""}; the façade answered them in ${LATEST_API_VERSION} when asked`,
     );
     const routes = readRoutes(ctx, orders).map((r) => ({ ...r, goal: GOALS[r.short] }));
     for (const route of routes) {
       ctx.say(`${route.name}: ${route.targets.length} distinct requests over ${ctx.tenants.length} tenants`);
       const contenders: Contender[] = [
-        { name: "façade", baseUrl: ctx.api.baseUrl, targets: route.targets, service: ctx.api },
+        { name: FACADE, baseUrl: ctx.api.baseUrl, targets: route.targets, service: ctx.api },
         { name: FACADE_LATEST, baseUrl: ctx.api.baseUrl, targets: inLatest(route.targets), service: ctx.api },
         { name: SQL_JSON, baseUrl: sqlJson.baseUrl, targets: route.targets, service: sqlJson },
         { name: JS_JSON, baseUrl: jsJson.baseUrl, targets: route.targets, service: jsJson },
         { name: FASTIFY, baseUrl: fastify.baseUrl, targets: route.targets, service: fastify },
         { name: PRISMA_ROUTE, baseUrl: prismaRoute.baseUrl, targets: route.targets, service: prismaRoute },
-        ...(against ? [{ name: against.name, baseUrl: against.service.baseUrl, targets: route.targets, service: against.service }] : []),
+        ...(before ? [{ name: FACADE_BEFORE, baseUrl: before.baseUrl, targets: route.targets, service: before }] : []),
       ];
       const results = await sideBySide(ctx, contenders);
       for (const c of contenders) {
@@ -178,8 +165,13 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
         measurements.push({ benchmark: route.short, server: c.name, ...r });
         ctx.say(`  ${c.name}: CPU ${cpuText(r)}/req, ${fmt.int(r.rps)} req/s, p50 ${fmt.ms(r.p50)}, p99 ${fmt.ms(r.p99)}, failures ${r.failures}`);
       }
-      const ours = results.get("façade");
+      const ours = results.get(FACADE);
       const latest = results.get(FACADE_LATEST);
+      const then = results.get(FACADE_BEFORE);
+      if (ours && then)
+        notes.push(
+          `${route.short}: this build's CPU per request is ${fmt.ratio(cpuOf(ours) / cpuOf(then))} the build before's (CPU ${cpuText(ours)} vs ${cpuText(then)}; ${fmt.int(ours.rps)} vs ${fmt.int(then.rps)} req/s; p50 ${fmt.ms(ours.p50)} vs ${fmt.ms(then.p50)}, p99 ${fmt.ms(ours.p99)} vs ${fmt.ms(then.p99)}; failures ${ours.failures} vs ${then.failures})`,
+        );
       if (ours && latest)
         notes.push(
           `${route.short}: ${FIRST_API_VERSION} costs ${fmt.ratio(cpuOf(ours) / cpuOf(latest))} ${LATEST_API_VERSION} (CPU ${cpuText(ours)} vs ${cpuText(latest)} per request; p50 ${fmt.ms(ours.p50)} vs ${fmt.ms(latest.p50)})`,
@@ -215,6 +207,6 @@ export async function benchReads(ctx: BenchContext): Promise<ModuleResult> {
     if (!ctx.databaseCpuSeconds) notes.push("reads: the database's CPU could not be measured (BENCH_DATABASE_URL): CPU per request is the server's alone");
     return { verdicts, measurements, notes };
   } finally {
-    await Promise.all([sqlJson.stop(), jsJson.stop(), fastify.stop(), prismaRoute.stop(), against?.service.stop()]);
+    await Promise.all([sqlJson.stop(), jsJson.stop(), fastify.stop(), prismaRoute.stop(), before?.stop()]);
   }
 }

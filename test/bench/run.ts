@@ -1,6 +1,7 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { access, mkdtemp, readFile, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { openBenchDatabase, type BenchDatabase } from "./lib/database.js";
@@ -33,6 +34,9 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
  *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,memory,limiter,latency,throughput,fairness
  *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
+ *   npm run bench -- --only reads,writes,throughput --before /tmp/before
+ *                                     also another build (a checkout with its dist/ built, see prepare-before.sh) as a
+ *                                     contender of these modules: a before/after in one run, alternating
  *
  * Environment: BENCH_DATABASE_URL (a server to create the database on instead of embedded PostgreSQL),
  * BENCH_CONNECTIONS (16), BENCH_SECONDS (6), BENCH_ROUNDS (2), BENCH_DELIVERY_RATE (9000),
@@ -54,12 +58,21 @@ const SANDBOX_TENANTS = 10;
 const UNLIMITED = "1000000000";
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string" }, replica: { type: "boolean", default: false } },
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    replica: { type: "boolean", default: false },
+    before: { type: "string" },
+  },
 });
 const only = new Set((flags.only?.split(",") ?? MODULES).map((m) => m.trim()));
 const unknown = [...only].filter((m) => !(MODULES as readonly string[]).includes(m));
 if (unknown.length) throw new Error(`unknown module(s) ${unknown.join(", ")}; choose from ${MODULES.join(", ")}`);
 const wants = (m: ModuleName) => only.has(m);
+/** The modules that run the --before build beside this one. */
+const BEFORE_MODULES: readonly ModuleName[] = ["reads", "writes", "throughput"];
+const before = flags.before === undefined ? undefined : resolve(flags.before);
+if (before && !BEFORE_MODULES.some(wants)) throw new Error(`--before is used by ${BEFORE_MODULES.join(", ")} only; add one of them to --only`);
 
 const envNumber = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
 const quick = flags.quick;
@@ -102,6 +115,15 @@ const fairness: FairnessOptions = {
   abuse: new Set(ABUSE_KINDS.filter((k) => abuse.includes(k))),
 };
 
+/** The commit a checkout is at, for the report: /tmp/before names no build once the run is over. */
+function checkoutCommit(dir: string): string {
+  try {
+    return execFileSync("git", ["-C", dir, "log", "-1", "--format=%h %s"], { encoding: "utf8" }).trim().slice(0, 100);
+  } catch {
+    return "an unknown commit (not a git checkout)";
+  }
+}
+
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 let database: BenchDatabase | null = null;
@@ -136,6 +158,12 @@ async function main(): Promise<void> {
   };
   const startedAt = new Date().toISOString();
   const t0 = performance.now();
+  // Checked before the data set is made, which takes minutes.
+  if (before) {
+    await access(join(before, "dist/cli/start.mjs")).catch(() => {
+      throw new Error(`--before ${before}: no dist/cli/start.mjs there; prepare the checkout with test/bench/prepare-before.sh <commit> ${before}`);
+    });
+  }
   logDir = await mkdtemp(join(tmpdir(), "partner-bench-"));
 
   database = await timed("database", () => openBenchDatabase({ replication: flags.replica }));
@@ -184,6 +212,7 @@ async function main(): Promise<void> {
       sandboxTenants: all.slice(regular.length + DEEP_TENANTS),
     };
   });
+  if (before) say(`before: ${before} (${checkoutCommit(before)}), beside this build in ${BEFORE_MODULES.filter(wants).join(", ")}`);
   say(
     `tenants: ${ctxBase.tenants.length} production stores, ${ctxBase.deepTenants.length} Applications on the deep store, ${ctxBase.sandboxTenants.length} sandbox stores, each with its own token`,
   );
@@ -194,6 +223,7 @@ async function main(): Promise<void> {
     logDir,
     api,
     apiEnv,
+    before,
     dataset,
     ...ctxBase,
     settings,
@@ -264,6 +294,7 @@ async function main(): Promise<void> {
       "API LOG_LEVEL": apiEnv.LOG_LEVEL,
       "DB_POOL_SIZE per process": apiEnv.DB_POOL_SIZE,
       ...(quick ? { mode: "quick (not for figures)" } : {}),
+      ...(before ? { "before build": `${before} at ${checkoutCommit(before)}` } : {}),
     },
     verdicts: results.flatMap((r) => r.verdicts),
     measurements: results.flatMap((r) => r.measurements),
@@ -284,6 +315,8 @@ main()
       for (const name of [
         "api",
         "worker",
+        "api-before",
+        "worker-before",
         "fairness-worker",
         "baseline-pg-sql",
         "baseline-pg-js",

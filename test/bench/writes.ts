@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import pg from "pg";
-import type { BenchContext, ModuleResult } from "./context.js";
+import { beforeOf, startBefore, type BenchContext, type ModuleResult } from "./context.js";
 import { summarize, type LoadResult, type Run } from "./lib/load.js";
 import { fmt, type Measurement, type Verdict } from "./lib/report.js";
 import { createApplications, createSandboxStores, fetchTokens, type BenchTenant } from "./lib/tenants.js";
-import { serviceCommand, startService, type Service } from "./lib/processes.js";
+import type { Service } from "./lib/processes.js";
 
 /**
  * The two writes partners make most, through the full stack, each with an Idempotency-Key (so the record commits
@@ -13,7 +13,8 @@ import { serviceCommand, startService, type Service } from "./lib/processes.js";
  * turn, then PATCH /public/v1/orders/{id}/status moving the DELIVERY orders it made along their lifecycle.
  * Reported as CPU per write, the API process's and the database server's from /proc (robust on a busy machine),
  * and writes/s, p50 and p99. Runs on sandbox stores of its own, and removes the fan-out jobs its events queued
- * (no worker runs here), so the delivery benchmarks start on an empty queue.
+ * (no worker runs here), so the delivery benchmarks start on an empty queue. With --before, the API of another build
+ * takes the same loads in turn on the same database, for a before/after of a change in one run.
  */
 
 const STORES = 24;
@@ -25,12 +26,13 @@ const WARMUP_WRITES = 300;
 
 /**
  * The CPU per write (API + database, ms) before the write levers (commit de05ca4), measured alone with this
- * module on the 2-core machine at a load average of about 8: the goal is half of it. BENCH_WRITES_AGAINST
- * measures the older build in the same run instead, which a busy machine makes the fairer comparison.
+ * module on the 2-core machine at a load average of about 8: the goal is half of it. `--before` with a checkout of
+ * that commit prints the ratio of the same run too, which a busy machine makes the fairer comparison.
  */
 const BEFORE = { "POST /public/v1/sandbox/orders": 13.9, "PATCH /public/v1/orders/{id}/status": 9.69 } as const;
 type RouteName = keyof typeof BEFORE;
-const THIS_BUILD = "this build";
+const THIS_BUILD = "service";
+const BEFORE_BUILD = beforeOf(THIS_BUILD);
 
 const cpuPerWrite = (r: LoadResult) => (r.cpuMsPerRequest ?? Number.NaN) + (r.databaseCpuMsPerRequest ?? Number.NaN);
 
@@ -74,7 +76,7 @@ function runWrites(baseUrl: string, connections: number, length: { duration: num
   });
 }
 
-/** An API process taking the write load: this build's, or BENCH_WRITES_AGAINST's. */
+/** An API process taking the write load: this build's, or the --before build's. */
 interface Writer {
   name: string;
   service: Service;
@@ -129,21 +131,10 @@ async function topUp(ctx: BenchContext, tenants: readonly BenchTenant[], count: 
   await Promise.all(Array.from({ length: 8 }, worker));
 }
 
-/**
- * BENCH_WRITES_AGAINST: the path of another build's bundle (`dist/cli/start.mjs` of an older checkout, built with
- * `npm run build` there) to run side by side with this one on the same database, for a before/after on a busy
- * machine. Its schema must be this build's.
- */
+/** This build's API, and the --before build's when there is one. */
 async function writers(ctx: BenchContext): Promise<Writer[]> {
-  const against = process.env.BENCH_WRITES_AGAINST;
-  if (!against) return [{ name: THIS_BUILD, service: ctx.api }];
-  const command = serviceCommand("api", ctx.apiEnv);
-  const args = command.args.map((a) => (a.endsWith("dist/cli/start.mjs") ? against : a));
-  const other = await startService({ name: "api-against", args, env: command.env, logDir: ctx.logDir, ready: /"msg":"listening"/ });
-  return [
-    { name: THIS_BUILD, service: ctx.api },
-    { name: `against ${against}`, service: other },
-  ];
+  const ours = { name: THIS_BUILD, service: ctx.api };
+  return ctx.before ? [ours, { name: BEFORE_BUILD, service: await startBefore(ctx, ctx.before, "api") }] : [ours];
 }
 
 export async function benchWrites(ctx: BenchContext): Promise<ModuleResult> {
@@ -200,6 +191,7 @@ export async function benchWrites(ctx: BenchContext): Promise<ModuleResult> {
 
   const measurements: Measurement[] = [];
   const verdicts: Verdict[] = [];
+  const notes: string[] = [];
   for (const [route, byWriter] of results) {
     for (const [writer, r] of byWriter) {
       measurements.push({ benchmark: `write ${route}`, server: writer, ...r });
@@ -210,17 +202,20 @@ export async function benchWrites(ctx: BenchContext): Promise<ModuleResult> {
     const r = byWriter.get(THIS_BUILD);
     if (!r) continue;
     const total = cpuPerWrite(r);
-    // Side by side with an older build, the goal is half of its figure in the same run; alone, half of BEFORE.
-    const against = [...byWriter].find(([name]) => name !== THIS_BUILD);
-    const before = against ? cpuPerWrite(against[1]) : BEFORE[route];
     verdicts.push({
       benchmark: `${route}, CPU per write (API + database)`,
       figure: `${fmt.ms(total)} (API ${fmt.ms(r.cpuMsPerRequest ?? Number.NaN)} + database ${fmt.ms(r.databaseCpuMsPerRequest ?? Number.NaN)}; ${fmt.int(r.rps)} writes/s)`,
-      against: against ? `${against[0]}, ${fmt.ms(before)} in the same run` : `before the write levers, ${fmt.ms(before)}`,
+      against: `before the write levers, ${fmt.ms(BEFORE[route])}`,
       value: total,
-      goal: `≤ ${fmt.ms(before / 2)}`,
-      pass: Number.isFinite(total) && r.failures === 0 ? total <= before / 2 : null,
+      goal: `≤ ${fmt.ms(BEFORE[route] / 2)}`,
+      pass: Number.isFinite(total) && r.failures === 0 ? total <= BEFORE[route] / 2 : null,
     });
+    // The --before build is whichever commit was asked for, so its figure gets a ratio, not a goal.
+    const then = byWriter.get(BEFORE_BUILD);
+    if (then)
+      notes.push(
+        `${route}: this build's CPU per write is ${fmt.ratio(total / cpuPerWrite(then))} the build before's (${fmt.ms(total)} vs ${fmt.ms(cpuPerWrite(then))}; API ${fmt.ms(r.cpuMsPerRequest ?? Number.NaN)} vs ${fmt.ms(then.cpuMsPerRequest ?? Number.NaN)}; ${fmt.int(r.rps)} vs ${fmt.int(then.rps)} writes/s; p50 ${fmt.ms(r.p50)} vs ${fmt.ms(then.p50)}; failures ${r.failures} vs ${then.failures})`,
+      );
   }
-  return { verdicts, measurements, notes: [] };
+  return { verdicts, measurements, notes };
 }

@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/platform/config.js";
 import { schema } from "../../src/graphql/schema.js";
-import { WEBHOOK_URL } from "../../src/rest/openapi-examples.js";
+import { WEBHOOK_URL } from "../../src/platform/examples.js";
 import type { CodeSample } from "../../src/rest/openapi-samples.js";
 import type { OpenApiDocument } from "../../src/rest/openapi-document.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { inject } from "vitest";
+import type { BundleName } from "./global-setup.js";
 
 export { freePort } from "../../src/platform/db/embedded.js";
 
@@ -17,9 +20,14 @@ export interface ServiceProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs one of our CLIs (`src/cli/<name>.ts`) as a real child process and captures its output. */
-export function runCli(name: string, args: string[], env: Record<string, string>): ServiceProcess {
-  return runScript(`src/cli/${name}.ts`, args, env);
+/** The script the global setup bundled from one of our CLIs or the lone worker, for `node` to run. */
+export function bundled(name: BundleName): string {
+  return join(inject("bundleDir"), `${name}.mjs`);
+}
+
+/** Runs one of our CLIs (`src/cli/<name>.ts`, bundled) as a real child process and captures its output. */
+export function runCli(name: Exclude<BundleName, "worker-process">, args: string[], env: Record<string, string>): ServiceProcess {
+  return runProcess(process.execPath, [bundled(name), ...args], env);
 }
 
 /** Runs a TypeScript file of the repository (a path from its root) as a real child process and captures its output. */
@@ -129,8 +137,6 @@ export function stillRunning(seen: SeenProcess[]): SeenProcess[] {
   return seen.filter((p) => procStat(p.pid)?.started === p.started);
 }
 
-const WORKER_SCRIPT = fileURLToPath(new URL("../webhooks/worker-process.ts", import.meta.url));
-
 /**
  * Worker processes a test starts (`test/webhooks/worker-process.ts`, a worker alone) to SIGKILL mid-work;
  * `killAll` ends those still running.
@@ -140,7 +146,7 @@ export class WorkerProcesses {
 
   /** Starts one on `databaseUrl` with `env` added, and resolves once it takes jobs. */
   async start(databaseUrl: string, env: Record<string, string> = {}): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
+    const child = spawn(process.execPath, [bundled("worker-process")], {
       env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", ...env },
       stdio: ["ignore", "pipe", "inherit"],
     });

@@ -11,6 +11,7 @@ import { createLogger } from "../../src/platform/log.js";
 import { freePort } from "../../src/platform/db/embedded.js";
 import { ApiError } from "../../src/platform/errors.js";
 import { redisReachable, TEST_REDIS_URL } from "../helpers/redis.js";
+import { SharedRedis } from "../../src/platform/redis.js";
 
 let pool: pg.Pool;
 let drop: () => Promise<void>;
@@ -20,6 +21,8 @@ let seq = 0;
 const run = randomUUID().slice(0, 8);
 const log = createLogger("silent");
 const hasRedis = await redisReachable();
+/** The file's Redis client, as a process has one; it connects only if a test uses it. */
+const redis = new SharedRedis(TEST_REDIS_URL, log);
 
 beforeAll(async () => {
   const db = await createTestDatabase();
@@ -29,6 +32,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool.end();
   await drop();
+  await redis.close();
 });
 
 /** Fresh subject keys per test, so tests share one store without sharing counters. */
@@ -45,7 +49,7 @@ const unix = (iso: string) => Date.parse(iso) / 1000;
 const backends: { name: string; skip: boolean; make: (clock?: () => Date | null) => RateLimiter | Promise<RateLimiter> }[] = [
   { name: "PostgreSQL", skip: false, make: (c) => new PostgresRateLimiter(pool, c) },
   { name: "memory", skip: false, make: (c) => memoryRateLimiter(c) },
-  { name: "Redis", skip: !hasRedis, make: (c) => redisRateLimiter(TEST_REDIS_URL, log, c) },
+  { name: "Redis", skip: !hasRedis, make: (c) => redisRateLimiter(redis, log, c) },
 ];
 
 for (const { name, skip, make } of backends)
@@ -54,7 +58,6 @@ for (const { name, skip, make } of backends)
     beforeAll(async () => {
       limiter = await make(() => clock);
     });
-    afterAll(() => limiter?.close());
 
     /** A subject's count in the clock's minute (its previous minute empty), read without counting. */
     async function counter(key: string): Promise<number> {
@@ -156,14 +159,10 @@ for (const { name, skip, make } of backends)
     it("uses the real clock when none is injected", async () => {
       const { both } = subjects(2);
       const real = await make();
-      try {
-        const d = await real.take(both);
-        expect(d.allowed).toBe(true);
-        expect(Math.abs(d.now - Date.now() / 1000)).toBeLessThan(5);
-        expect(d.resetAt).toBeGreaterThan(d.now);
-      } finally {
-        await real.close();
-      }
+      const d = await real.take(both);
+      expect(d.allowed).toBe(true);
+      expect(Math.abs(d.now - Date.now() / 1000)).toBeLessThan(5);
+      expect(d.resetAt).toBeGreaterThan(d.now);
     });
   });
 
@@ -181,19 +180,20 @@ describe("RateLimiter on PostgreSQL", () => {
 
 describe.skipIf(!hasRedis)("RateLimiter on Redis, as several processes see it", () => {
   it("two limiters (two processes) on one Redis admit exactly the limit together", async () => {
-    const a = await redisRateLimiter(TEST_REDIS_URL, log, () => at("2020-01-01T00:00:30Z"));
-    const b = await redisRateLimiter(TEST_REDIS_URL, log, () => at("2020-01-01T00:00:30Z"));
+    const [redisA, redisB] = [new SharedRedis(TEST_REDIS_URL, log), new SharedRedis(TEST_REDIS_URL, log)];
+    const a = await redisRateLimiter(redisA, log, () => at("2020-01-01T00:00:30Z"));
+    const b = await redisRateLimiter(redisB, log, () => at("2020-01-01T00:00:30Z"));
     try {
       const { both } = subjects(30);
       const decisions = await Promise.all(Array.from({ length: 80 }, (_, i) => (i % 2 ? a : b).take(both)));
       expect(decisions.filter((d) => d.allowed)).toHaveLength(30);
     } finally {
-      await Promise.all([a.close(), b.close()]);
+      await Promise.all([redisA.close(), redisB.close()]);
     }
   });
 
   it("takes on after Redis forgets its scripts (a restart or SCRIPT FLUSH)", async () => {
-    const limiter = await redisRateLimiter(TEST_REDIS_URL, log, () => at("2020-01-01T00:00:30Z"));
+    const limiter = await redisRateLimiter(redis, log, () => at("2020-01-01T00:00:30Z"));
     const { Redis } = await import("ioredis");
     const admin = new Redis(TEST_REDIS_URL);
     try {
@@ -203,14 +203,14 @@ describe.skipIf(!hasRedis)("RateLimiter on Redis, as several processes see it", 
       expect((await limiter.take(both)).remaining).toBe(3);
     } finally {
       admin.disconnect();
-      await limiter.close();
     }
   });
 });
 
 describe("RateLimiter on an unreachable Redis", () => {
   it("fails closed: 503 SERVICE_UNAVAILABLE with Retry-After, not ready, at once", async () => {
-    const limiter = await redisRateLimiter(`redis://127.0.0.1:${await freePort()}`, log);
+    const unreachable = new SharedRedis(`redis://127.0.0.1:${await freePort()}`, log);
+    const limiter = await redisRateLimiter(unreachable, log);
     try {
       const started = Date.now();
       const err = await limiter.take(subjects(5).both).catch((e: unknown) => e);
@@ -219,7 +219,7 @@ describe("RateLimiter on an unreachable Redis", () => {
       expect(Date.now() - started).toBeLessThan(1500);
       expect(await limiter.ready()).toBe(false);
     } finally {
-      await limiter.close();
+      await unreachable.close();
     }
   });
 });

@@ -6,6 +6,7 @@ import { advance, Pacer, type PaceStore } from "../../src/platform/pace/pacer.js
 import { memoryPaceStore, postgresPaceStore, redisPaceStore } from "../../src/platform/pace/stores.js";
 import { createLogger } from "../../src/platform/log.js";
 import { redisReachable, TEST_REDIS_URL } from "../helpers/redis.js";
+import { SharedRedis } from "../../src/platform/redis.js";
 
 /**
  * The pace of src/platform/pace: at most `limit` slots per second per key, handed out once each, however many
@@ -18,6 +19,8 @@ let drop: () => Promise<void>;
 const run = randomUUID().slice(0, 8);
 const hasRedis = await redisReachable();
 const stores: { name: string; open: () => Promise<PaceStore> }[] = [];
+/** The file's Redis client, as a process has one; it connects only if a test uses it. */
+const redis = new SharedRedis(TEST_REDIS_URL, createLogger("silent"));
 
 beforeAll(async () => {
   const db = await createTestDatabase();
@@ -27,10 +30,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool.end();
   await drop();
+  await redis.close();
 });
 
 stores.push({ name: "postgres", open: async () => postgresPaceStore(pool) });
-if (hasRedis) stores.push({ name: "redis", open: () => redisPaceStore(TEST_REDIS_URL, createLogger("silent")) });
+if (hasRedis) stores.push({ name: "redis", open: () => redisPaceStore(redis) });
 
 describe("advance, the rule every store applies", () => {
   const at = (second: number, ms = 0) => second * 1000 + ms;
@@ -53,9 +57,6 @@ describe.each([{ name: "memory", open: async (): Promise<PaceStore> => memoryPac
   let store: PaceStore;
   beforeAll(async () => {
     store = await open();
-  });
-  afterAll(async () => {
-    await store?.close();
   });
 
   it("three processes taking 60 slots at 10 per second at once: no slot twice, at most 10 a second, the rest ahead in order", async () => {

@@ -197,8 +197,19 @@ interface Outcome {
   finishedAt?: number;
 }
 
-/** One request on its own connection; `hold` keeps the body's second half until released. */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string, hold?: Promise<void>): Promise<Outcome> {
+/**
+ * One request on its own connection; `hold` keeps the body's second half until released, `onConnect` hears when the
+ * connection is open.
+ */
+function send(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+  opts: { hold?: Promise<void>; onConnect?: () => void } = {},
+): Promise<Outcome> {
+  const { hold, onConnect } = opts;
   return new Promise((resolve) => {
     const url = new URL(path, base);
     const outcome: Outcome = { connected: false };
@@ -209,7 +220,12 @@ function send(base: string, method: string, path: string, headers: Record<string
       res.on("end", () => resolve({ ...outcome, status: res.statusCode, body: text, finishedAt: Date.now() }));
       res.on("error", (e) => resolve({ ...outcome, error: e.message }));
     });
-    req.on("socket", (s) => s.on("connect", () => (outcome.connected = true)));
+    req.on("socket", (s) =>
+      s.on("connect", () => {
+        outcome.connected = true;
+        onConnect?.();
+      }),
+    );
     req.on("error", (e: NodeJS.ErrnoException) => resolve({ ...outcome, error: e.code ?? e.message }));
     if (body === undefined) {
       req.end();
@@ -230,13 +246,20 @@ describe("SIGTERM", () => {
     const held = new Promise<void>((r) => (release = r));
     const tokenBody = JSON.stringify({ grant_type: "client_credentials", client_id: tenant.clientId, client_secret: tenant.clientSecret });
     const json = { "content-type": "application/json", "content-length": String(Buffer.byteLength(tokenBody)) };
+    let connected = 0;
+    const onConnect = () => connected++;
     const requests = [
-      ...Array.from({ length: 6 }, () => send(a.baseUrl, "POST", "/partner/auth/token", json, tokenBody, held)),
-      ...Array.from({ length: 12 }, () => send(a.baseUrl, "GET", "/public/v1/store", { authorization: `Bearer ${tenant.token}` })),
+      ...Array.from({ length: 6 }, () => send(a.baseUrl, "POST", "/partner/auth/token", json, tokenBody, { hold: held, onConnect })),
+      ...Array.from({ length: 12 }, () => send(a.baseUrl, "GET", "/public/v1/store", { authorization: `Bearer ${tenant.token}` }, undefined, { onConnect })),
     ];
+    // Timed from the events rather than from the clock alone, so a busy machine's slow moment cannot reorder them:
+    // every connection is open (and has had a moment to be accepted) before the signal; the probe follows the
+    // process's own word that it is shutting down.
+    await expect.poll(() => connected, { timeout: 20_000 }).toBe(requests.length);
     await new Promise((r) => setTimeout(r, 300));
     const signalledAt = Date.now();
     a.child.kill("SIGTERM");
+    await a.waitFor(/shutting down/, 20_000);
     await new Promise((r) => setTimeout(r, 400));
     // The listener is closed by now: a new connection is refused rather than accepted and dropped.
     const late = await send(a.baseUrl, "GET", "/healthz", {});

@@ -1,4 +1,4 @@
-import { freePort, runProcess, type ServiceProcess } from "../helpers/process.js";
+import { bundled, freePort, runProcess, type ServiceProcess } from "../helpers/process.js";
 import { expect } from "vitest";
 import type { ApiResponse } from "../helpers/tenants.js";
 import { ADMIN_KEY } from "../helpers/tenants.js";
@@ -55,7 +55,7 @@ export interface ApiProcess extends ServiceProcess {
 }
 
 /**
- * `tsx src/cli/start.ts --role <role>` as its own process (node + tsx loader, so signals reach it directly), once it
+ * `src/cli/start.ts --role <role>` (bundled) as its own node process (no npm between, so signals reach it directly), once it
  * answers /readyz. An api process is reached on PORT; a worker on METRICS_PORT (or PORT, its default), where it
  * serves /metrics, /healthz and /readyz. It sees only the environment given here, none of the test run's.
  */
@@ -68,7 +68,7 @@ export async function startApiProcess(
   const port = await freePort();
   const p = runProcess(
     process.execPath,
-    ["--import", "tsx", "src/cli/start.ts", "--role", role],
+    [bundled("start"), "--role", role],
     {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import type { Runner } from "graphile-worker";
 import { startTestApp, type TestApp } from "../helpers/app.js";
@@ -25,9 +25,13 @@ let browser: Browser;
 
 const SESSION_KEY = "partner-portal-session";
 
-/** A page in a context of its own (its own sessionStorage), in a browser zone that is not UTC. */
+/**
+ * A page in a context of its own (its own sessionStorage), in a browser zone that is not UTC; closed when the test
+ * ends, so pages of earlier tests do not keep renderers and streams busy under the next.
+ */
 async function newPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 }, timezoneId: "America/Sao_Paulo" });
+  onTestFinished(() => context.close());
   return context.newPage();
 }
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
+import { bundled } from "../helpers/process.js";
 import { emitEvent } from "../../src/platform/events/outbox.js";
 import { orderCreatedData } from "../helpers/fixtures.js";
 import { redisReachable, TEST_REDIS_URL } from "../helpers/redis.js";
@@ -16,7 +16,6 @@ import { startReceiver, startSilentReceiver, waitFor, type Receiver, type Silent
  * second, across worker processes. Real service, real worker processes, real receivers on 127.0.0.1.
  */
 
-const WORKER_SCRIPT = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 const hasRedis = await redisReachable();
 
 let silent: SilentReceiver;
@@ -219,9 +218,9 @@ describe("/readyz and shedding", () => {
   }, 30_000);
 });
 
-/** Starts `test/webhooks/worker-process.ts` on the app's database and resolves once it takes jobs. */
+/** Starts `test/webhooks/worker-process.ts` (bundled) on the app's database and resolves once it takes jobs. */
 async function spawnWorker(app: TestApp, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER_SCRIPT], {
+  const child = spawn(process.execPath, [bundled("worker-process")], {
     env: { ...process.env, DATABASE_URL: app.databaseUrl, LOG_LEVEL: "silent", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", DB_POOL_SIZE: "5", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -5,10 +5,9 @@ import type { GraphQLResolveInfo } from "graphql";
 import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { pageType } from "../../platform/schema/fields.js";
-import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import { idArgs, pageLimitInput, uuid } from "../../platform/schemas.js";
-import { jsonArgs } from "../../platform/validate.js";
+import { idArgs, uuid } from "../../platform/schemas.js";
 import { CUSTOMER_LIST_ARGS, CustomerInputSchema, CustomerPatchSchema } from "./schemas.js";
 import { createCustomer, updateCustomer } from "./service.js";
 import { SEARCH_DESCRIPTION, searchFilter } from "./search.js";
@@ -116,15 +115,6 @@ export const Customer = builder.prismaObject("Customer", {
       type: ContactSummaryRef,
       authScopes: customersRead,
       resolve: (c, _args, ctx) => contactSummaryOf(ctx, c.id),
-    }),
-    orders: t.relation("orders", {
-      description: "The customer's orders, newest first.",
-      authScopes: STORE_READ("orders:read"),
-      args: { limit: t.arg.int({ description: "1..100, default 20" }) },
-      query: (args) => {
-        pageLimitInput.check(jsonArgs({ limit: args.limit }));
-        return { take: args.limit ?? DEFAULT_PAGE_SIZE, orderBy: [{ createdAt: "desc" }, { id: "desc" }] };
-      },
     }),
   }),
 });

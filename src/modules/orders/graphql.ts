@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from "node:util";
 import type { InputShapeFromFields } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
@@ -8,15 +7,18 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { AddressInput, AddressRef } from "../store/graphql.js";
 import { NewCustomerInput } from "../customers/graphql.js";
 import { storedAddress } from "../store/address.js";
-import { idArgs, uuid } from "../../platform/schemas.js";
+import { idArgs, pageLimitInput, uuid } from "../../platform/schemas.js";
+import { jsonArgs } from "../../platform/validate.js";
 import { CreateOrderSchema, ORDER_LIST_ARGS, StatusChangeSchema } from "./schemas.js";
 import { MONEY, money, pageType, UUID_TEXT } from "../../platform/schema/fields.js";
-import { paginate, type SortKey } from "../../platform/schema/pagination.js";
+import { DEFAULT_PAGE_SIZE, paginate, type SortKey } from "../../platform/schema/pagination.js";
 import { notFound } from "../../platform/errors.js";
-import type { Order as OrderRow, Prisma, Tx } from "../../platform/db/prisma.js";
+import { batchStatements } from "../../platform/db/batch.js";
+import type DataLoader from "dataloader";
+import type { Prisma, Tx } from "../../platform/db/prisma.js";
 import { changeOrderStatus, createOrder, PAYMENT_METHODS, PAYMENT_STATUSES } from "./service.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
-import { orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
+import { customerOrdersSql, orderByIdSql, orderPageSql, type OrderPageFilter } from "./sql.js";
 import { decodeOrderTree, type OrderTree } from "./tree.js";
 
 /** Orders: one Order type carrying both published field families (displayId and orderNumber, totalAmount and total). */
@@ -35,13 +37,6 @@ const OLDEST_CHANGE_FIRST: SortKey<"updatedAt" | "id">[] = [
   { field: "id", direction: "asc" },
 ];
 
-/* The relations' orders; the order tree's SQL (sql.ts) aggregates them in the same orders. */
-const ADDITIONALS_QUERY = { orderBy: [{ name: "asc" }, { id: "asc" }] } satisfies Prisma.OrderItemAdditionalFindManyArgs;
-const ITEMS_QUERY = { orderBy: [{ position: "asc" }, { id: "asc" }] } satisfies Prisma.OrderItemFindManyArgs;
-const PAYMENTS_QUERY = { orderBy: { id: "asc" } } satisfies Prisma.PaymentFindManyArgs;
-// Changes in the same millisecond keep lifecycle order (the enum's declaration order).
-const HISTORY_QUERY = { orderBy: [{ at: "asc" }, { status: "asc" }, { id: "asc" }] } satisfies Prisma.OrderStatusHistoryFindManyArgs;
-
 builder.prismaObject("OrderItemAdditional", {
   fields: (t) => ({
     name: t.exposeString("name"),
@@ -59,7 +54,7 @@ builder.prismaObject("OrderItem", {
     unitPrice: t.float({ extensions: MONEY, resolve: (i) => money(i.unitPriceCents) }),
     total: t.float({ description: "quantity × (unitPrice + additionals)", extensions: MONEY, resolve: (i) => money(i.totalCents) }),
     notes: t.exposeString("notes", { nullable: true }),
-    additionals: t.relation("additionals", { query: ADDITIONALS_QUERY }),
+    additionals: t.relation("additionals"),
   }),
 });
 
@@ -106,9 +101,9 @@ export const Order = builder.prismaObject("Order", {
       description: "Null for PICKUP orders",
       resolve: (o) => storedAddress(o.deliveryAddress),
     }),
-    items: t.relation("items", { query: ITEMS_QUERY }),
-    payments: t.relation("payments", { query: PAYMENTS_QUERY }),
-    statusHistory: t.relation("statusHistory", { description: "Every status the order went through, oldest first", query: HISTORY_QUERY }),
+    items: t.relation("items"),
+    payments: t.relation("payments"),
+    statusHistory: t.relation("statusHistory", { description: "Every status the order went through, oldest first" }),
     scheduledFor: t.expose("scheduledFor", { type: "DateTime", nullable: true, description: "Requested delivery or pickup time of a scheduled order" }),
     notes: t.exposeString("notes", { nullable: true }),
     cancellationReason: t.exposeString("cancellationReason", { nullable: true }),
@@ -123,8 +118,8 @@ export const OrderPage = pageType("OrderPage", Order);
 /** What an order read loads beside its columns (the selection GraphQL was asked for). */
 type OrderQuery = { include?: Prisma.OrderInclude; select?: Prisma.OrderSelect };
 
-/** Sort keys a page of orders needs from its cursor row. */
-const CURSOR_FIELDS = { id: true, createdAt: true, updatedAt: true } as const;
+/** An unknown cursor is told from the end of the list by its row. */
+const CURSOR_FIELDS = { id: true } as const;
 
 const orderListArgs = builder.args((t) => ({
   limit: t.int({ description: "1..100, default 20" }),
@@ -139,24 +134,12 @@ const orderListInput = { args: ORDER_LIST_ARGS };
 type OrderListArgs = InputShapeFromFields<typeof orderListArgs>;
 
 /**
- * Whether the order tree (tree.ts) holds everything `query`, the Prisma query planned from the GraphQL selection,
- * loads: the order's columns and any of its customer (columns only), items (with or without their additionals),
- * payments and status history, each in its relation's order. Then `{ history }` says whether the status history is
- * asked for; any other selection (the customer's own relations, say) is null and goes through Prisma.
+ * Whether an order read loads the status history: the order tree (tree.ts) always holds the order's columns, its
+ * customer, items with their additionals and payments, in the orders it declares; the history only when the
+ * GraphQL selection asks for it. A selection that reaches further (the customer's own relations) is answered by
+ * Pothos loading that relation by the customer's id.
  */
-function treeCovers(query: OrderQuery): { history: boolean } | null {
-  if (query.select) return null;
-  const include: Record<string, unknown> = { ...query.include };
-  const covered =
-    (include.customer === undefined || include.customer === true) &&
-    (include.items === undefined || isDeepStrictEqual(include.items, ITEMS_QUERY) || isDeepStrictEqual(include.items, ITEMS_WITH_ADDITIONALS)) &&
-    (include.payments === undefined || isDeepStrictEqual(include.payments, PAYMENTS_QUERY)) &&
-    (include.statusHistory === undefined || isDeepStrictEqual(include.statusHistory, HISTORY_QUERY)) &&
-    Object.keys(include).every((k) => TREE_RELATIONS.has(k));
-  return covered ? { history: include.statusHistory !== undefined } : null;
-}
-const TREE_RELATIONS = new Set(["customer", "items", "payments", "statusHistory"]);
-const ITEMS_WITH_ADDITIONALS = { ...ITEMS_QUERY, include: { additionals: ADDITIONALS_QUERY } };
+const wantsHistory = (query: OrderQuery): boolean => query.include?.statusHistory !== undefined || query.select?.statusHistory !== undefined;
 
 async function loadTrees(db: Tx, sql: Prisma.Sql): Promise<OrderTree[]> {
   // The statement's one column is an order tree, which decodeOrderTree checks as it reads it (tree.ts builds both).
@@ -166,27 +149,17 @@ async function loadTrees(db: Tx, sql: Prisma.Sql): Promise<OrderTree[]> {
 
 /** One page of a store's orders: Query.orders (the token's store) and Store.orders (any store an administrator names). */
 function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: GraphQLResolveInfo) {
-  const where: Prisma.OrderWhereInput = {
-    storeId,
-    ...(args.status ? { status: args.status } : {}),
-    ...(args.updatedSince ? { updatedAt: { gte: args.updatedSince } } : {}),
-  };
-  const query = queryFromInfo({ context: ctx, info, path: ["data"] });
-  const tree = treeCovers(query);
+  const history = wantsHistory(queryFromInfo({ context: ctx, info, path: ["data"] }));
   const filter: OrderPageFilter = { storeId, status: args.status, updatedSince: args.updatedSince };
   const sort = args.updatedSince ? OLDEST_CHANGE_FIRST : NEWEST_FIRST;
-  return paginate<OrderTree | OrderRow>({
+  // One statement per page, the cursor's sort values read inside it (test/read/queries.test.ts counts it).
+  return paginate<OrderTree>({
     limit: args.limit,
     cursor: args.cursor,
     sort,
     findCursor: (id) => ctx.db.order.findFirst({ where: { id, storeId }, select: CURSOR_FIELDS }),
-    // One statement for the page and its relations (test/read/queries.test.ts counts it), its cursor included when the
-    // REST tree covers the selection; "join" is also the default.
-    findMany: ({ after, orderBy, take }) =>
-      tree
-        ? loadTrees(ctx.db, orderPageSql(filter, sort, null, take, tree.history))
-        : ctx.db.order.findMany({ ...query, relationLoadStrategy: "join", where: after ? { AND: [where, after] } : where, orderBy, take }),
-    findManyAfterId: tree ? ({ cursorId, take }) => loadTrees(ctx.db, orderPageSql(filter, sort, cursorId, take, tree.history)) : undefined,
+    findMany: ({ take }) => loadTrees(ctx.db, orderPageSql(filter, sort, null, take, history)),
+    findManyAfterId: ({ cursorId, take }) => loadTrees(ctx.db, orderPageSql(filter, sort, cursorId, take, history)),
   });
 }
 
@@ -195,10 +168,7 @@ function listOrders(ctx: Context, storeId: string, args: OrderListArgs, info: Gr
  * transaction client, so the answer is what commits).
  */
 export async function findOrder(db: Tx, storeId: string, id: string, query: OrderQuery) {
-  const tree = treeCovers(query);
-  const order = tree
-    ? ((await loadTrees(db, orderByIdSql(storeId, id, tree.history)))[0] ?? null)
-    : await db.order.findFirst({ ...query, relationLoadStrategy: "join", where: { id, storeId } });
+  const [order] = await loadTrees(db, orderByIdSql(storeId, id, wantsHistory(query)));
   if (!order) throw notFound("order", id);
   return order;
 }
@@ -241,6 +211,46 @@ builder.prismaObjectFields("Store", (t) => ({
     args: { id: t.arg.id({ required: true }) },
     input: idArgs,
     resolve: (query, store, args, ctx) => findOrder(ctx.db, storeIdOf(ctx, store), args.id, query),
+  }),
+}));
+
+/** What a batch of Customer.orders shares: one statement per page size and selection. */
+type CustomerOrdersKey = `${number}:${boolean}`;
+const customerOrderBatches = new WeakMap<Context, Map<CustomerOrdersKey, DataLoader<string, OrderTree[]>>>();
+
+/** A customer's newest orders; every customer of one response (same limit and selection) joins one statement. */
+function customerOrders(ctx: Context, customer: { id: string; storeId: string }, take: number, history: boolean): Promise<OrderTree[]> {
+  const batches = customerOrderBatches.get(ctx) ?? new Map<CustomerOrdersKey, DataLoader<string, OrderTree[]>>();
+  customerOrderBatches.set(ctx, batches);
+  const key: CustomerOrdersKey = `${take}:${history}`;
+  let batch = batches.get(key);
+  if (!batch) {
+    batch = batchStatements(
+      async (customerIds: readonly string[]) => {
+        const rows = await ctx.db.$queryRaw<{ order: unknown; customerId: string }[]>(
+          customerOrdersSql(customer.storeId, [...new Set(customerIds)], take, history),
+        );
+        const byCustomer = new Map<string, OrderTree[]>();
+        for (const row of rows) byCustomer.set(row.customerId, [...(byCustomer.get(row.customerId) ?? []), decodeOrderTree(row.order)]);
+        return customerIds.map((id) => byCustomer.get(id) ?? []);
+      },
+      { schedule: setImmediate },
+    );
+    batches.set(key, batch);
+  }
+  return batch.load(customer.id);
+}
+
+builder.prismaObjectFields("Customer", (t) => ({
+  orders: t.field({
+    type: [Order],
+    description: "The customer's orders, newest first.",
+    authScopes: STORE_READ("orders:read"),
+    args: { limit: t.arg.int({ description: "1..100, default 20" }) },
+    resolve: (customer, args, ctx, info) => {
+      pageLimitInput.check(jsonArgs({ limit: args.limit }));
+      return customerOrders(ctx, customer, args.limit ?? DEFAULT_PAGE_SIZE, wantsHistory(queryFromInfo({ context: ctx, info })));
+    },
   }),
 }));
 

@@ -41,6 +41,7 @@ export type OrderSortKey = SortKey<"createdAt" | "updatedAt" | "id">;
 /** The filters of an order page: the store, and those the list's arguments add. */
 export interface OrderPageFilter {
   storeId: string;
+  customerId?: string;
   status?: string | null;
   updatedSince?: Date | null;
 }
@@ -54,6 +55,7 @@ export interface OrderPageFilter {
  */
 export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], cursorId: string | null, take: number, history: boolean) {
   const where = [Prisma.sql`o."storeId" = ${filter.storeId}::uuid`];
+  if (filter.customerId) where.push(Prisma.sql`o."customerId" = ${filter.customerId}::uuid`);
   if (filter.status) where.push(Prisma.sql`o."status" = ${filter.status}::"OrderStatus"`);
   if (filter.updatedSince) where.push(Prisma.sql`o."updatedAt" >= ${filter.updatedSince.toISOString()}::timestamptz`);
   if (cursorId !== null) {
@@ -72,6 +74,16 @@ export function orderPageSql(filter: OrderPageFilter, sort: OrderSortKey[], curs
   const orderBy = Prisma.raw(sort.map((k) => `o."${k.field}" ${k.direction}`).join(", "));
   return Prisma.sql`select ${Prisma.raw(orderTreeSql(history))} from "Order" o where ${Prisma.join(where, " and ")} order by ${orderBy} limit ${take}::int`;
 }
+
+/**
+ * The newest `take` orders of each of `customerIds` (of one store), as trees with each one's customer id: one
+ * statement for every customer of a response, so a page of customers with their orders costs what a page of one does.
+ */
+export const customerOrdersSql = (storeId: string, customerIds: string[], take: number, history: boolean) =>
+  Prisma.sql`select ${Prisma.raw(orderTreeSql(history))}, o."customerId" from (
+      select *, row_number() over (partition by "customerId" order by "createdAt" desc, id desc) as rank
+      from "Order" where "storeId" = ${storeId}::uuid and "customerId" = any(${customerIds}::uuid[])) o
+    where o.rank <= ${take}::int order by o."createdAt" desc, o.id desc`;
 
 /** One order of a store as a tree (no row when the id is another store's or unknown). */
 export const orderByIdSql = (storeId: string, id: string, history: boolean) =>

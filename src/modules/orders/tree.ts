@@ -3,9 +3,11 @@ import { isRecord } from "../../platform/json.js";
 import { ORDER_STATUSES, ORDER_TYPES } from "./lifecycle.js";
 
 /**
- * The order tree as PostgreSQL builds it for the hot reads: per order one JSON array of its columns, its customer,
- * items (each with its additionals), payments and, when asked, its status history, every level an array of values,
- * in the orders the GraphQL relations declare. Arrays and not `json_build_object`: the keys cost PostgreSQL more
+ * The order tree, the one way an order is read: PostgreSQL builds per order one JSON array of its columns, its
+ * customer, items (each with its additionals), payments and, when asked, its status history, every level an array of
+ * values, each relation in the order declared below (and nowhere else). Measured against Prisma's `findMany` with the
+ * same includes (`relationLoadStrategy: "join"`), a page of 20 took 2.0 against 2.7 ms of API CPU and one order 0.56
+ * against 1.05 ms. Arrays and not `json_build_object`: the keys cost PostgreSQL more
  * than the values (a page of 20 took 0.85 ms of database CPU as objects, 0.51 ms as arrays). Each level is one list
  * below, a decoder per field of its Prisma model in column order: the SQL's `json_build_array` is printed from it and
  * the decoder reads the array back by it, checking every value's type, so the two cannot drift apart and a row
@@ -200,7 +202,7 @@ const ORDER = new Level<Omit<OrderTree, "statusHistory">>({
   payments: many(PAYMENT, `"Payment" p where p."orderId" = o."id"`, `p."id"`),
 });
 
-// Changes in the same millisecond keep lifecycle order (the enum's declaration order), as the GraphQL relation does.
+// Changes in the same millisecond keep lifecycle order (the enum's declaration order).
 const STATUS_HISTORY = many(HISTORY, `"OrderStatusHistory" h where h."orderId" = o."id"`, `h."at", h."status", h."id"`);
 
 const ORDER_VALUES = ORDER.values;

@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import type { Tx } from "../../platform/db/prisma.js";
 import { ApiError } from "../../platform/errors.js";
+import { ADDRESS } from "../../platform/examples.js";
 import type { CustomerFields } from "../customers/service.js";
 import { changeOrderStatus, createOrder, type NewOrder } from "../orders/service.js";
 import { seedSandboxStore } from "./seed.js";
@@ -10,16 +11,6 @@ import { type ScenarioMaterial, scenarioMaterial } from "./sql.js";
 export const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
-/** The address of the sandbox's delivery orders (also the published examples' address). */
-export const SANDBOX_ADDRESS = {
-  street: "Rua Augusta",
-  number: "1500",
-  neighborhood: "Consolação",
-  city: "São Paulo",
-  state: "SP",
-  postalCode: "01304-001",
-  complement: "Apto 42",
-};
 const FIRST_NAMES = ["Diego", "Elisa", "Fábio", "Gabriela", "Heitor", "Isabela", "João", "Larissa"];
 
 /** Values that replace a scenario's (validated by sandboxOrderInput); amounts in currency units. */
@@ -81,7 +72,7 @@ export async function generateSandboxOrder(
     { productId: products[0].id, quantity: 1, notes: "No onions, please", additionals: products[0].additionals.map((a) => ({ name: a.name, quantity: 1 })) },
     ...(products[1] ? [{ productId: products[1].id, quantity: 2 }] : []),
   ];
-  const base: NewOrder = { type, items, deliveryAddress: SANDBOX_ADDRESS, ...(regularId ? { customerId: regularId } : { customer: firstTimer }) };
+  const base: NewOrder = { type, items, deliveryAddress: ADDRESS, ...(regularId ? { customerId: regularId } : { customer: firstTimer }) };
   const scenarioOrder: NewOrder = {
     delivery: { ...base, customerId: null, customer: firstTimer },
     pickup: { ...base, deliveryAddress: null },

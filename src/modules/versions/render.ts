@@ -1,6 +1,7 @@
 import { isRecord, type JsonSchema } from "../../platform/json.js";
 import { API_VERSIONS, atLeast, type ApiVersion, type VersionLifecycles } from "../../platform/versions.js";
 import type { VersionChange, VersionedDocument } from "./change.js";
+import { compileChange, type CompiledChange, type ObjectRewrite } from "./compile.js";
 import { V2026_12_01 } from "./2026-12-01.js";
 
 /**
@@ -13,21 +14,24 @@ for (const [i, change] of VERSION_CHANGES.entries()) {
   if (change.version !== API_VERSIONS[i + 1]) throw new Error(`version change ${i} is for ${change.version}, not ${API_VERSIONS[i + 1]}`);
 }
 
+/** Each change's instructions compiled once into its rewrites and its document edit (./compile.ts). */
+const COMPILED = VERSION_CHANGES.map(compileChange);
+
 /** The changes newer than each version, both ways: newest first takes an answer back to it, oldest first a request forward. */
 const NEWER = new Map(
   API_VERSIONS.map((version) => {
-    const oldestFirst = VERSION_CHANGES.filter((change) => !atLeast(version, change.version));
+    const oldestFirst = COMPILED.filter((change) => !atLeast(version, change.version));
     return [version, { newestFirst: oldestFirst.toReversed(), oldestFirst }];
   }),
 );
 
-function changesAfter(version: ApiVersion): readonly VersionChange[] {
+function changesAfter(version: ApiVersion): readonly CompiledChange[] {
   return NEWER.get(version)?.newestFirst ?? [];
 }
 
 /** Rewrites a request's query of `version` into the newest version's (oldest change first), before the route reads it. */
 export function versionRequest(version: ApiVersion, operationId: string, query: Record<string, unknown>): void {
-  for (const change of NEWER.get(version)?.oldestFirst ?? []) change.requests?.[operationId]?.(query);
+  for (const change of NEWER.get(version)?.oldestFirst ?? []) change.requests.get(operationId)?.(query);
 }
 
 /** An event's `data` in `version`. */
@@ -38,8 +42,8 @@ export function versionEventData(version: ApiVersion, type: string, data: unknow
 }
 
 /** One change's rewrite of an event's `data`, if it has one for the type. */
-function eventStep(change: VersionChange, type: string, data: unknown): unknown {
-  const transform = change.events?.[type];
+function eventStep(change: CompiledChange, type: string, data: unknown): unknown {
+  const transform = change.events[type];
   return transform && isRecord(data) ? transform(data) : data;
 }
 
@@ -68,7 +72,7 @@ class BodyPlanner {
 
   constructor(
     private readonly components: Record<string, JsonSchema>,
-    private readonly rewrites: Record<string, (value: Record<string, unknown>) => Record<string, unknown>>,
+    private readonly rewrites: Record<string, ObjectRewrite>,
   ) {}
 
   plan(schema: JsonSchema): Rewrite | null {
@@ -136,14 +140,10 @@ function media(holder: JsonSchema | undefined): JsonSchema | undefined {
   return members(holder?.content)["application/json"];
 }
 
-type Step = { components: Map<string, Rewrite>; operations: NonNullable<VersionChange["operations"]> };
+type Step = { components: Map<string, Rewrite>; operations: CompiledChange["operations"] };
 
 /** One step of rendering compiled per operation against a document: its component rewrites and operation rewrites. */
-function compileStep(
-  doc: VersionedDocument,
-  rewrites: Record<string, (value: Record<string, unknown>) => Record<string, unknown>>,
-  operations: Step["operations"],
-): Step {
+function compileStep(doc: VersionedDocument, rewrites: Record<string, ObjectRewrite>, operations: Step["operations"]): Step {
   const planner = new BodyPlanner(doc.components.schemas, rewrites);
   const components = new Map<string, Rewrite>();
   for (const item of Object.values(doc.paths)) {
@@ -182,7 +182,7 @@ export class VersionedResponses {
             EventPage: (page) =>
               Array.isArray(page.data) ? { ...page, data: page.data.map((e: unknown) => (isRecord(e) ? versionEnvelopeStep(change, e) : e)) } : page,
           },
-          change.operations ?? {},
+          change.operations,
         ),
       );
       const before = structuredClone(current);
@@ -206,7 +206,7 @@ export class VersionedResponses {
 }
 
 /** One change's rewrite of an envelope's data; an envelope it does not change is returned as it is. */
-function versionEnvelopeStep(change: VersionChange, envelope: Record<string, unknown>): Record<string, unknown> {
+function versionEnvelopeStep(change: CompiledChange, envelope: Record<string, unknown>): Record<string, unknown> {
   if (typeof envelope.eventType !== "string") return envelope;
   const data = eventStep(change, envelope.eventType, envelope.data);
   return data === envelope.data ? envelope : { ...envelope, data };
@@ -227,7 +227,8 @@ const FIRST = { releasedAt: "2026-11-20", changes: ["The first dated version: th
 
 /** Every version, newest first, with what the operator declared about its retirement. */
 export function versionList(lifecycles: VersionLifecycles): VersionInfo[] {
-  const entries = [FIRST, ...VERSION_CHANGES].map((entry, i) => {
+  const declared = VERSION_CHANGES.map((change) => ({ releasedAt: change.releasedAt, changes: change.changes.flatMap(({ says }) => says) }));
+  const entries = [FIRST, ...declared].map((entry, i) => {
     const version = API_VERSIONS[i];
     const lifecycle = lifecycles[version];
     const info: VersionInfo = {
@@ -269,4 +270,9 @@ export function versionDocument<Doc extends VersionedDocument>(code: Doc, versio
   for (const change of changesAfter(version)) change.openapi(doc);
   doc.info.version = version;
   return doc;
+}
+
+/** The GraphQL fields whose REST properties a version removed, each with its deprecation reason: GraphQL keeps them. */
+export function removedGraphqlFields(): readonly { type: string; field: string; reason: string }[] {
+  return COMPILED.flatMap((change) => change.removedGraphqlFields);
 }

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { Logger } from "../log.js";
+import { redisScript, type SharedRedis } from "../redis.js";
 import type { Principal } from "../auth/principal.js";
 import { createPrisma, type Db } from "./prisma.js";
 import { createPool } from "./pool.js";
@@ -15,7 +15,6 @@ import { batchStatements } from "./batch.js";
 export interface WriteMarks {
   mark(writer: string): Promise<void>;
   lastWrite(writer: string): Promise<bigint | null>;
-  close(): Promise<void>;
 }
 
 const lsnOf = (rows: { lsn: string | null }[]): bigint | null => (rows[0]?.lsn == null ? null : BigInt(rows[0].lsn));
@@ -36,7 +35,6 @@ export function postgresWriteMarks(primary: pg.Pool): WriteMarks {
       await primary.query({ name: "write_mark_set", text: MARK_WRITE, values: [writer] });
     },
     lastWrite: (writer) => lookups.load(writer),
-    close: async () => undefined,
   };
 }
 
@@ -45,48 +43,26 @@ export function postgresWriteMarks(primary: pg.Pool): WriteMarks {
  * decimal strings: the longer is the later, and of equal length the one that sorts later. A mark outlives any
  * replica lag that could still hide its write (REPLICA_MAX_LAG_MS), then expires.
  */
-const MARK_SCRIPT = `local c = redis.call('GET', KEYS[1])
+const MARK_SCRIPT = redisScript(`local c = redis.call('GET', KEYS[1])
 if (not c) or (#c < #ARGV[1]) or (#c == #ARGV[1] and c < ARGV[1]) then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 else
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-return 1`;
-const MARK_SHA = createHash("sha1").update(MARK_SCRIPT).digest("hex");
-const REDIS_COMMAND_TIMEOUT_MS = 1000;
+return 1`);
 
 /** Marks in Redis (REDIS_URL): the WAL position still comes from the primary, but the primary stores nothing. */
-export async function redisWriteMarks(url: string, primary: pg.Pool, ttlMs: number, log: Logger): Promise<WriteMarks> {
-  // Loaded only in this mode, as for the rate-limit counters.
-  const { Redis } = await import("ioredis");
-  const client = new Redis(url, { commandTimeout: REDIS_COMMAND_TIMEOUT_MS, maxRetriesPerRequest: 0, enableAutoPipelining: true });
-  let reachable = true;
-  client.on("error", (err: Error) => {
-    if (reachable) log.warn({ err: err.message }, "Redis unreachable: reads go to the primary until it is back");
-    reachable = false;
-  });
-  client.on("ready", () => {
-    reachable = true;
-  });
+export async function redisWriteMarks(redis: SharedRedis, primary: pg.Pool, ttlMs: number): Promise<WriteMarks> {
+  const commands = await redis.use("reads go to the primary");
   return {
     mark: async (writer) => {
       const lsn = lsnOf((await primary.query<{ lsn: string }>({ name: "wal_position", text: PRIMARY_WAL_POSITION })).rows);
       if (lsn === null) return;
-      const args = [`write-mark:${writer}`, lsn.toString(), String(ttlMs)];
-      try {
-        await client.evalsha(MARK_SHA, 1, ...args);
-      } catch (err) {
-        // A restarted or flushed Redis forgets loaded scripts: EVAL loads it again.
-        if (!(err instanceof Error && err.message.startsWith("NOSCRIPT"))) throw err;
-        await client.eval(MARK_SCRIPT, 1, ...args);
-      }
+      await commands.run(MARK_SCRIPT, [`write-mark:${writer}`], [lsn.toString(), String(ttlMs)]);
     },
     lastWrite: async (writer) => {
-      const value = await client.get(`write-mark:${writer}`);
+      const value = await commands.get(`write-mark:${writer}`);
       return value === null ? null : BigInt(value);
-    },
-    close: async () => {
-      await client.quit().catch(() => client.disconnect());
     },
   };
 }
@@ -363,6 +339,5 @@ export class ReadRouter {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await Promise.all(this.replicas.map((r) => r.db.$disconnect()));
-    await this.marks?.close();
   }
 }

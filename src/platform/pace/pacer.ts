@@ -34,7 +34,6 @@ export interface PaceGrant {
 /** Where the cursors live: this process, PostgreSQL or Redis (./stores.ts). Answers in request order. */
 export interface PaceStore {
   reserve(requests: readonly PaceRequest[]): Promise<PaceGrant[]>;
-  close(): Promise<void>;
 }
 
 /**
@@ -129,10 +128,6 @@ export class Pacer {
   holds(at: Date): boolean {
     const secondEnd = (Math.floor(at.getTime() / 1000) + 1) * 1000;
     return Date.now() + this.offsetMs < secondEnd - HOLD_MARGIN_MS;
-  }
-
-  close(): Promise<void> {
-    return this.store.close();
   }
 
   private fromLease(key: string): boolean {

@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { Config } from "../config.js";
-import type { Logger } from "../log.js";
+import { redisScript, type SharedRedis } from "../redis.js";
 import { ASYNC_COMMIT } from "../db/async-commit.js";
 import { advance, type PaceGrant, type PaceStore } from "./pacer.js";
 
@@ -29,7 +28,6 @@ export function memoryPaceStore(now: () => number = Date.now): PaceStore {
         return grant;
       });
     },
-    close: async () => undefined,
   };
 }
 
@@ -62,7 +60,6 @@ export function postgresPaceStore(pool: pg.Pool): PaceStore {
         return { nowMs: row.now_ms, startSecond: row.start_second, startUsed: row.start_used, extra: row.extra };
       });
     },
-    close: async () => undefined,
   };
 }
 
@@ -71,7 +68,7 @@ export function postgresPaceStore(pool: pg.Pool): PaceStore {
  * (TIME). KEYS are the cursors (a hash of second and used each, expiring two seconds after their second); ARGV per key
  * its limit, want and spare. Replies Redis's time in ms, then per key startSecond, startUsed and extra.
  */
-const RESERVE_SCRIPT = `
+const RESERVE_SCRIPT = redisScript(`
 local t = redis.call("TIME")
 local now = tonumber(t[1])
 local out = { now * 1000 + math.floor(tonumber(t[2]) / 1000) }
@@ -96,36 +93,15 @@ for i, key in ipairs(KEYS) do
   out[#out + 1] = u0
   out[#out + 1] = extra
 end
-return out`;
-const RESERVE_SHA = createHash("sha1").update(RESERVE_SCRIPT).digest("hex");
-/** A reservation waits this long for Redis at most; then the attempt fails over to graphile-worker's retry. */
-const REDIS_COMMAND_TIMEOUT_MS = 1000;
+return out`);
 
-export async function redisPaceStore(url: string, log: Logger): Promise<PaceStore> {
-  // Loaded only in this mode, as for the rate-limit counters.
-  const { Redis } = await import("ioredis");
-  const client = new Redis(url, { commandTimeout: REDIS_COMMAND_TIMEOUT_MS, maxRetriesPerRequest: 0, enableAutoPipelining: true });
-  let reachable = true;
-  client.on("error", (err: Error) => {
-    if (reachable) log.warn({ err: err.message }, "Redis unreachable: webhook deliveries wait for their pace until it is back");
-    reachable = false;
-  });
-  client.on("ready", () => {
-    if (!reachable) log.info("Redis reachable again (webhook pace)");
-    reachable = true;
-  });
-  const run = async (keys: string[], args: number[]): Promise<unknown> => {
-    try {
-      return await client.evalsha(RESERVE_SHA, keys.length, ...keys, ...args);
-    } catch (err) {
-      // A restarted or flushed Redis forgets loaded scripts: EVAL loads it again.
-      if (err instanceof Error && err.message.startsWith("NOSCRIPT")) return client.eval(RESERVE_SCRIPT, keys.length, ...keys, ...args);
-      throw err;
-    }
-  };
+/** A reservation Redis does not answer in time (../redis.ts) fails its attempt, which graphile-worker retries. */
+export async function redisPaceStore(redis: SharedRedis): Promise<PaceStore> {
+  const commands = await redis.use("webhook deliveries wait for their pace");
   return {
     async reserve(requests) {
-      const reply = await run(
+      const reply = await commands.run(
+        RESERVE_SCRIPT,
         requests.map((r) => `pace:${r.key}`),
         requests.flatMap((r) => [r.limit, r.want, r.spare]),
       );
@@ -135,21 +111,21 @@ export async function redisPaceStore(url: string, log: Logger): Promise<PaceStor
       const [nowMs, ...rest] = reply;
       return requests.map((_, i): PaceGrant => ({ nowMs, startSecond: rest[3 * i], startUsed: rest[3 * i + 1], extra: rest[3 * i + 2] }));
     },
-    close: async () => {
-      await client.quit().catch(() => client.disconnect());
-    },
   };
 }
 
-/** The store WEBHOOK_PACE_BACKEND names (its default follows from REDIS_URL and DATABASE_URL, see config.ts). */
-export async function createPaceStore(config: Pick<Config, "WEBHOOK_PACE_BACKEND" | "REDIS_URL">, pool: pg.Pool, log: Logger): Promise<PaceStore> {
+/**
+ * The store WEBHOOK_PACE_BACKEND names (its default follows from REDIS_URL and DATABASE_URL, see config.ts); `redis`
+ * is the process's Redis client, null without REDIS_URL.
+ */
+export async function createPaceStore(config: Pick<Config, "WEBHOOK_PACE_BACKEND">, pool: pg.Pool, redis: SharedRedis | null): Promise<PaceStore> {
   switch (config.WEBHOOK_PACE_BACKEND) {
     case "memory":
       return memoryPaceStore();
     case "postgres":
       return postgresPaceStore(pool);
     case "redis":
-      if (!config.REDIS_URL) throw new Error("WEBHOOK_PACE_BACKEND=redis needs REDIS_URL");
-      return redisPaceStore(config.REDIS_URL, log);
+      if (!redis) throw new Error("WEBHOOK_PACE_BACKEND=redis needs REDIS_URL");
+      return redisPaceStore(redis);
   }
 }

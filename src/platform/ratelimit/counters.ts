@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { serviceUnavailable } from "../errors.js";
 import type { Logger } from "../log.js";
+import { redisScript, type SharedRedis } from "../redis.js";
 import { bucketOf, checkSubjects, type Count, decide, type Decision, maxSeen, type RateLimiter, type Subject } from "./limiter.js";
 import { WINDOW_SECONDS } from "./window.js";
 
@@ -32,18 +32,16 @@ interface CounterStore {
   /** A bucket's count, 0 when it has none. */
   count(bucket: Bucket): Promise<number>;
   ready(): Promise<boolean>;
-  close(): Promise<void>;
   /** What a request gets when the counters failed it. */
   failed(err: unknown): unknown;
 }
 
 /** A minute bucket is read as the previous one through the next minute; its key outlives that from its creation. */
 const BUCKET_TTL_SECONDS = 2 * WINDOW_SECONDS;
-/** Requests wait this long for Redis at most; a request must not hang on a stalled server. */
-const REDIS_COMMAND_TIMEOUT_MS = 1000;
 /**
  * A minute bucket takes no counts once its minute is over but from requests in flight across the boundary (at most
- * REDIS_COMMAND_TIMEOUT_MS) and from processes whose clocks lag: this far into the next minute its count is final.
+ * REDIS_COMMAND_TIMEOUT_MS, ../redis.ts) and from processes whose clocks lag: this far into the next minute its count
+ * is final.
  */
 const PREV_SETTLED_SECONDS = 5;
 /** What a client whose request found Redis unreachable is told to wait. */
@@ -106,10 +104,6 @@ export class CounterRateLimiter implements RateLimiter {
   ready(): Promise<boolean> {
     return this.store.ready();
   }
-
-  close(): Promise<void> {
-    return this.store.close();
-  }
 }
 
 /**
@@ -157,7 +151,6 @@ class MemoryCounters implements CounterStore {
   }
 
   ready = async () => true;
-  close = async () => undefined;
   failed = (err: unknown) => err;
 }
 
@@ -170,7 +163,7 @@ export function memoryRateLimiter(clock?: () => Date | null): CounterRateLimiter
  * buckets; ARGV[1] the buckets' TTL in seconds, then per subject its maxSeen and 1 for a probe. Replies the index
  * (1-based) of the subject that refused, 0 for none, then each stepped subject's count before this request.
  */
-const TAKE_SCRIPT = `
+const TAKE_SCRIPT = redisScript(`
 local ttl = tonumber(ARGV[1])
 local seen = {}
 for i, key in ipairs(KEYS) do
@@ -190,8 +183,7 @@ for i, key in ipairs(KEYS) do
     return {i, unpack(seen)}
   end
 end
-return {0, unpack(seen)}`;
-const TAKE_SHA = createHash("sha1").update(TAKE_SCRIPT).digest("hex");
+return {0, unpack(seen)}`);
 
 const redisKey = (b: Bucket) => `ratelimit:${b.subject}:${b.start}`;
 
@@ -204,45 +196,17 @@ function takenOf(reply: unknown): Taken {
 
 /**
  * Counters in Redis, shared by every process using it. Redis unreachable fails closed: the request gets 503 with
- * Retry-After (never admitted unlimited, never a 500) and /readyz reports not ready, while the client reconnects
- * in the background. A command waits for a connection at most REDIS_COMMAND_TIMEOUT_MS, and fails at the first
- * failed reconnection (maxRetriesPerRequest 0), so requests do not pile up behind a server that is down.
+ * Retry-After (never admitted unlimited, never a 500) and /readyz reports not ready, while the process's client
+ * (../redis.ts) reconnects in the background and fails commands at once meanwhile.
  */
-export async function redisRateLimiter(url: string, log: Logger, clock?: () => Date | null): Promise<CounterRateLimiter> {
-  // Loaded only in this mode: the client costs about 7 MB of resident memory.
-  const { Redis } = await import("ioredis");
-  const client = new Redis(url, {
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    enableAutoPipelining: true,
-  });
-  let reachable = true;
-  client.on("error", (err: Error) => {
-    // ioredis reports every failed reconnection; one line per outage is enough.
-    if (reachable) log.warn({ err: err.message }, "Redis unreachable: rate-limited requests answer 503 until it is back");
-    reachable = false;
-  });
-  client.on("ready", () => {
-    if (!reachable) log.info("Redis reachable again");
-    reachable = true;
-  });
-  const run = async (keys: string[], args: (string | number)[]): Promise<unknown> => {
-    try {
-      return await client.evalsha(TAKE_SHA, keys.length, ...keys, ...args);
-    } catch (err) {
-      // A restarted or flushed Redis forgets loaded scripts: EVAL loads it again.
-      if (err instanceof Error && err.message.startsWith("NOSCRIPT")) return client.eval(TAKE_SCRIPT, keys.length, ...keys, ...args);
-      throw err;
-    }
-  };
+export async function redisRateLimiter(redis: SharedRedis, log: Logger, clock?: () => Date | null): Promise<CounterRateLimiter> {
+  const commands = await redis.use("rate-limited requests answer 503");
   return new CounterRateLimiter(
     {
-      take: async (steps) => takenOf(await run(steps.map(redisKey), [BUCKET_TTL_SECONDS, ...steps.flatMap((s) => [String(s.maxSeen), s.probe ? "1" : "0"])])),
-      count: async (bucket) => Number((await client.get(redisKey(bucket))) ?? 0),
-      ready: async () => client.status === "ready",
-      close: async () => {
-        await client.quit().catch(() => client.disconnect());
-      },
+      take: async (steps) =>
+        takenOf(await commands.run(TAKE_SCRIPT, steps.map(redisKey), [BUCKET_TTL_SECONDS, ...steps.flatMap((s) => [String(s.maxSeen), s.probe ? "1" : "0"])])),
+      count: async (bucket) => Number((await commands.get(redisKey(bucket))) ?? 0),
+      ready: async () => commands.ready(),
       failed: (err) => {
         log.debug({ err }, "rate limit not checked: Redis failed");
         return serviceUnavailable("Rate limits cannot be checked right now.", REDIS_RETRY_AFTER_SECONDS);

@@ -40,7 +40,6 @@ export interface RateLimiter {
   take(subjects: readonly Subject[]): Promise<Decision>;
   /** Whether the counters can be reached now (readiness). */
   ready(): Promise<boolean>;
-  close(): Promise<void>;
 }
 
 /** What a backend saw of one subject's counters, in Unix seconds. */

@@ -41,6 +41,4 @@ export class PostgresRateLimiter implements RateLimiter {
   async ready(): Promise<boolean> {
     return true;
   }
-
-  async close(): Promise<void> {}
 }

@@ -49,6 +49,8 @@ export interface StartOptions {
   logDir: string;
   /** A log line that says the process is ready; its `port` field is read when present. */
   ready: RegExp;
+  /** Working directory; this one's when absent. */
+  cwd?: string;
   timeoutMs?: number;
 }
 
@@ -56,7 +58,7 @@ export async function startService(opts: StartOptions): Promise<Service> {
   const logFile = join(opts.logDir, `${opts.name}.log`);
   const fd = openSync(logFile, "a");
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, opts.args, { env: { ...process.env, ...opts.env }, stdio: ["ignore", fd, fd] });
+  const child = spawn(process.execPath, opts.args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["ignore", fd, fd] });
   closeSync(fd);
   const exited = new Promise<number | null>((res) => child.once("exit", (code) => res(code)));
   let alive = true;
@@ -181,6 +183,19 @@ function startScript(env: Record<string, string>): { env: Record<string, string>
 export function serviceCommand(role: "api" | "worker", env: Record<string, string>, nodeFlags: string[] = []): { args: string[]; env: Record<string, string> } {
   const start = startScript(env);
   return { args: [...nodeFlags, ...start.nodeFlags, ...start.entry, "--role", role], env: start.env };
+}
+
+/**
+ * The same command for another build's checkout (built there): run in that directory, the start script's relative
+ * entry names its bundle, while the environment and Node flags stay this build's, so the code is the only difference.
+ */
+export function checkoutCommand(
+  checkout: string,
+  role: "api" | "worker",
+  env: Record<string, string>,
+  nodeFlags: string[] = [],
+): { args: string[]; env: Record<string, string>; cwd: string } {
+  return { ...serviceCommand(role, env, nodeFlags), cwd: checkout };
 }
 
 /** Another script run under `npm start`'s environment and Node flags (a baseline that must differ from the API in its code only). */

@@ -72,6 +72,8 @@ export async function createApplications(url: string, plans: TenantPlan[]): Prom
   }
 }
 
+const TOKEN_ATTEMPTS = 10;
+
 /** Access tokens from the API's token endpoint, a few requests at a time (each verifies a scrypt hash). */
 export async function fetchTokens(baseUrl: string, secret: string, credentials: Credentials[], parallel = 4): Promise<BenchTenant[]> {
   const out: BenchTenant[] = new Array(credentials.length);
@@ -79,11 +81,19 @@ export async function fetchTokens(baseUrl: string, secret: string, credentials: 
   const worker = async () => {
     for (let i = next++; i < credentials.length; i = next++) {
       const c = credentials[i];
-      const res = await fetch(`${baseUrl}/partner/auth/token`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ grant_type: "client_credentials", client_id: c.clientId, client_secret: secret }),
-      });
+      const request = () =>
+        fetch(`${baseUrl}/partner/auth/token`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ grant_type: "client_credentials", client_id: c.clientId, client_secret: secret }),
+        });
+      let res = await request();
+      // On a busy machine the API sheds credential checks that wait too long (503, Retry-After): retry as it asks.
+      for (let attempt = 1; res.status === 503 && res.headers.has("retry-after") && attempt < TOKEN_ATTEMPTS; attempt++) {
+        await res.arrayBuffer();
+        await new Promise((r) => setTimeout(r, Number(res.headers.get("retry-after")) * 1000 * (1 + Math.random())));
+        res = await request();
+      }
       if (res.status !== 200) throw new Error(`token for ${c.clientId}: ${res.status} ${await res.text()}`);
       const { access_token } = (await res.json()) as { access_token: string };
       out[i] = { storeId: c.storeId, storeCode: c.storeCode, clientId: c.clientId, token: access_token };
