@@ -77,6 +77,8 @@ export type RouteVariables<Variables> = { [K in keyof Variables]: Variables[K] e
 export interface Binding<Variables> {
   /** A path or query parameter named otherwise than its variable: `updated_since: "updatedSince"`. */
   rename?: Record<string, keyof Variables & string>;
+  /** List arguments a query parameter carries as comma-separated text (`types=order.created,store.updated`). */
+  lists?: (keyof Variables & string)[];
 }
 
 /**
@@ -100,7 +102,7 @@ export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result
  */
 export interface Route<Id extends string = string> extends RouteSpec<Id> {
   document: DocumentNode;
-  bind: { rename: Record<string, string> };
+  bind: { rename: Record<string, string>; lists: string[] };
   /** The operation's variables, where the row still writes them; `read` defaults to the checking readers. */
   variables?: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
   /** Runs the operation through `run` with the request's variables and turns its result into the HTTP answer. */
@@ -111,7 +113,7 @@ export function defineRoute<Result, Variables, Id extends string>(route: TypedRo
   const { variables, respond, bind, ...spec } = route;
   return {
     ...spec,
-    bind: { rename: { ...bind?.rename } },
+    bind: { rename: { ...bind?.rename }, lists: [...(bind?.lists ?? [])] },
     ...(variables ? { variables: (input: RouteInput, read: InputReaders = checkedReaders) => variables(input, read) } : {}),
     answer: async (run, values, input) => respond(await run(route.document, values), input),
   };

@@ -94,7 +94,7 @@ export function routeInputs(schema: GraphQLSchema, route: Route): RouteInputs {
   }
   const operation = field?.operation ?? fields[0]?.operation;
   if (!operation) throw new Error(`${route.operationId}: its document selects no field`);
-  return bindInput(route, declaredArgs(field?.options.input), operation, field?.node);
+  return bindInput(schema, route, declaredArgs(field?.options.input), operation, field?.node);
 }
 
 /** The route table with each row's rule and inputs attached, as the router and the OpenAPI document use it. */

@@ -1,6 +1,7 @@
-import { Kind, type FieldNode, type OperationDefinitionNode } from "graphql";
+import { getNamedType, isEnumType, Kind, typeFromAST, type FieldNode, type GraphQLEnumType, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { isRecord, type JsonSchema } from "../platform/json.js";
 import type { Route, RouteInput } from "../platform/route.js";
+import { matching } from "../platform/schemas.js";
 import { definePath, defineQuery, objectArgs, OperationInput, type ArgsInput } from "../platform/validate.js";
 
 /**
@@ -16,15 +17,56 @@ export interface BoundInput {
 
 const WRITES = new Set(["POST", "PUT", "PATCH"]);
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * A list argument as the comma-separated text a query parameter carries: its items' values joined by commas, worded
+ * by the list's `title` (`event types`). Only a list of named values has a text form.
+ */
+function commaSeparated(list: JsonSchema, where: string): JsonSchema {
+  const items = list.items;
+  const values = isRecord(items) && Array.isArray(items.enum) ? items.enum.filter((v): v is string => typeof v === "string") : [];
+  if (list.type !== "array" || values.length === 0 || typeof list.title !== "string")
+    throw new Error(`${where}: a list parameter must be a titled array of named values`);
+  const one = values.map(escapeRegExp).join("|");
+  return {
+    type: "string",
+    ...matching(`^(${one})(,(${one}))*$`, `must be ${list.title} separated by commas, among: ${values.join(", ")}`),
+    description: `Comma-separated ${list.title}, among ${values.join(", ")}`,
+  };
+}
+
+/** A REST value as its GraphQL variable: an enum's value is REST's spelling, its GraphQL name what the variable takes. */
+function enumName(type: GraphQLEnumType | undefined, value: unknown): unknown {
+  return type?.getValues().find((v) => v.value === value)?.name ?? value;
+}
+
 /**
  * Binds a row to the input its field declares (null: none): path parameters `{name}` and, for a GET or DELETE, every
  * other plain argument as a query parameter, each under its argument's name unless the row renames it; a write's body
  * is the field's object. Anything unbound or bound twice stops the process at start.
  */
-export function bindInput(route: Route, input: ArgsInput | null, operation: OperationDefinitionNode, field: FieldNode | undefined): BoundInput {
+export function bindInput(
+  schema: GraphQLSchema,
+  route: Route,
+  input: ArgsInput | null,
+  operation: OperationDefinitionNode,
+  field: FieldNode | undefined,
+): BoundInput {
   const where = route.operationId;
-  const { rename } = route.bind;
+  const { rename, lists } = route.bind;
   const args: Record<string, JsonSchema | undefined> = { ...input?.args };
+  for (const arg of lists) {
+    const list = args[arg];
+    if (!list) throw new Error(`${where}: it lists ${arg}, which is not an argument with a schema`);
+    args[arg] = commaSeparated(list, where);
+  }
+  const enums = new Map<string, GraphQLEnumType>();
+  for (const definition of operation.variableDefinitions ?? []) {
+    const type = typeFromAST(schema, definition.type);
+    const named = type && getNamedType(type);
+    if (isEnumType(named)) enums.set(definition.variable.name.value, named);
+  }
   // The field's arguments pass the variables of their names, so a variable's schema is its argument's.
   for (const argument of field?.arguments ?? []) {
     if (argument.value.kind !== Kind.VARIABLE || argument.value.name.value !== argument.name.value)
@@ -64,16 +106,22 @@ export function bindInput(route: Route, input: ArgsInput | null, operation: Oper
     );
   }
   const objectArg = input?.object?.arg;
+  const split = new Set(lists);
+  // Values the validators passed, or in the fuzz tests raw ones, which GraphQL then refuses.
+  const variable = (arg: string, value: unknown): unknown => {
+    if (split.has(arg) && typeof value === "string") return value.split(",");
+    return enumName(enums.get(arg), value);
+  };
   if (input?.object) parts.body = new OperationInput("body", input.object.schema);
 
   return {
     ...parts,
     variables: (request) => {
       const variables: Record<string, unknown> = {};
-      for (const [name, arg] of path) variables[arg] = request.path[name];
-      for (const [name, arg] of query) variables[arg] = request.query[name] ?? null;
+      for (const [name, arg] of path) variables[arg] = variable(arg, request.path[name]);
+      for (const [name, arg] of query) variables[arg] = variable(arg, request.query[name] ?? null);
       if (objectArg !== undefined) variables[objectArg] = request.body;
-      else for (const arg of fromBody) variables[arg] = (isRecord(request.body) ? request.body[arg] : undefined) ?? null;
+      else for (const arg of fromBody) variables[arg] = variable(arg, (isRecord(request.body) ? request.body[arg] : undefined) ?? null);
       return variables;
     },
   };

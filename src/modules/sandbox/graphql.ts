@@ -5,17 +5,17 @@ import { NewCustomerInput } from "../customers/graphql.js";
 import { findOrder, Order, OrderItemInput, OrderStatusEnum } from "../orders/graphql.js";
 import { seedSandboxStore, type SeedResult } from "./seed.js";
 import { generateSandboxOrder, type SandboxOverrides, SCENARIOS } from "./scenarios.js";
-import { sandboxEventInput, sandboxOrderInput } from "./schemas.js";
+import { SANDBOX_EVENT_BODY, SandboxOrderSchema } from "./schemas.js";
 import { DEFAULT_STEP_SECONDS, MAX_STEP_SECONDS } from "./simulate.js";
 import { StoreEvent } from "../events/graphql.js";
 import { type FiredEvent, fireSandboxEvent, isSandboxEventType } from "./fire.js";
 import type { CatalogUpdated } from "../catalog/events.js";
-import { jsonArgs } from "../../platform/validate.js";
 import { insufficientScope } from "../../platform/errors.js";
 import { EVENT_SCOPES } from "../events/types.js";
 
 /** Sandbox tooling: any valid SANDBOX token, no write scope needed; firing an event needs the read scope of its type. */
 
+/** A scenario's value is REST's spelling (`pickup`), its name GraphQL's (`PICKUP`): the REST binding maps one to the other. */
 export const SandboxScenarioEnum = builder.enumType("SandboxScenario", {
   values: Object.fromEntries(SCENARIOS.map((s) => [s.toUpperCase(), { value: s }])) as Record<
     Uppercase<(typeof SCENARIOS)[number]>,
@@ -83,7 +83,7 @@ builder.mutationFields((t) => ({
       "Fires an event of any subscribable type on the sandbox store through the real code path, so webhooks fire. Needs the read scope of the type (the one receiving it needs): otherwise INSUFFICIENT_SCOPE.",
     authScopes: { sandbox: true },
     args: { type: t.arg.string({ required: true }) },
-    input: { body: sandboxEventInput, json: (args) => ({ body: { type: args.type } }) },
+    input: { object: { schema: SANDBOX_EVENT_BODY } },
     resolve: (_root, args, ctx) => {
       const { storeId, scopes } = tenantOf(ctx);
       // The field's input admits only event types; this narrows the string for tsc.
@@ -110,7 +110,8 @@ builder.mutationFields((t) => ({
       overrides: t.arg({ type: SandboxOrderOverrides }),
       simulate: t.arg({ type: SandboxSimulation }),
     },
-    input: { body: sandboxOrderInput, json: (args) => ({ body: jsonArgs({ scenario: args.scenario, overrides: args.overrides, simulate: args.simulate }) }) },
+    // The scenario's value is REST's spelling (`pickup`), so the one schema checks it on both doors.
+    input: { object: { schema: SandboxOrderSchema } },
     resolve: async (query, _root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const given = args.overrides ?? {};

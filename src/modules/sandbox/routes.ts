@@ -3,20 +3,8 @@ import { graphql } from "../../platform/schema/typed.js";
 import { locationHeader, nonNull } from "../../platform/schemas.js";
 import { OrderDetailFragment } from "../orders/routes.js";
 import { StoreEventFragment } from "../events/routes.js";
-import { SCENARIOS, type Scenario } from "./scenarios.js";
 
 const SeedResultFragment = graphql(`fragment SeedResult on SandboxSeedResult { storeId categories products customers }`);
-
-/** The REST body names a scenario in lower case, GraphQL's SandboxScenario in upper case. */
-const SCENARIO_VALUES = {
-  delivery: "DELIVERY",
-  pickup: "PICKUP",
-  scheduled: "SCHEDULED",
-  cash: "CASH",
-  online_payment: "ONLINE_PAYMENT",
-  with_discount: "WITH_DISCOUNT",
-  cancelled: "CANCELLED",
-} as const satisfies Record<Scenario, Uppercase<Scenario>>;
 
 /** Their fields let SANDBOX tokens in with no write scope, so partners test without write scopes (firing an event needs its read scope). */
 export const sandboxRoutes = [
@@ -29,7 +17,6 @@ export const sandboxRoutes = [
     description:
       "Deterministic data: categories, products with variations and additionals, customers. Calling it again duplicates nothing. Answers the store's counts.",
     document: graphql("mutation seedSandbox { sandboxSeed { ...SeedResult } }", [SeedResultFragment]),
-    variables: () => ({}),
     respond: (data) => ({ body: data.sandboxSeed }),
     status: 201,
     response: { description: "What the store now holds" },
@@ -53,11 +40,6 @@ export const sandboxRoutes = [
         sandboxCreateOrder(scenario: $scenario, overrides: $overrides, simulate: $simulate) { ...OrderDetail } }`,
       [OrderDetailFragment],
     ),
-    variables: ({ body }, read) => ({
-      scenario: SCENARIO_VALUES[read.required(read.oneOf(SCENARIOS, read.field(body, "scenario")), "scenario")],
-      overrides: read.field(body, "overrides"),
-      simulate: read.field(body, "simulate"),
-    }),
     respond: (data) => ({ body: data.sandboxCreateOrder, headers: { location: `/public/v1/orders/${data.sandboxCreateOrder.id}` } }),
     status: 201,
     response: { description: "The generated order", headers: locationHeader("/public/v1/orders/{id}") },
@@ -82,7 +64,6 @@ export const sandboxRoutes = [
         sandboxFireEvent(type: $type) { event { ...StoreEvent } catalogChange { action itemId itemType } } }`,
       [StoreEventFragment],
     ),
-    variables: ({ body }, read) => ({ type: read.required(read.string(read.field(body, "type")), "type") }),
     respond: (data) => {
       const { event, catalogChange } = data.sandboxFireEvent;
       return event ? { status: 201, body: event } : { status: 202, body: catalogChange };

@@ -1,6 +1,5 @@
 import type { JsonSchema } from "../../platform/json.js";
 import { amount } from "../../platform/schemas.js";
-import { defineBody } from "../../platform/validate.js";
 import { CREATE_ORDER_PROPERTIES } from "../orders/schemas.js";
 import { SCENARIOS } from "./scenarios.js";
 import { SANDBOX_EVENT_TYPES } from "./fire.js";
@@ -59,12 +58,9 @@ export const SandboxOrderSchema: JsonSchema = {
   },
 };
 
-/** createSandboxOrder's input: the REST route row and the GraphQL resolver check with it. */
-export const sandboxOrderInput = defineBody(SandboxOrderSchema);
-
-/** fireSandboxEvent's input: any subscribable event type. */
-export const sandboxEventInput = defineBody({
+/** fireSandboxEvent's arguments together, as its body: any subscribable event type. */
+export const SANDBOX_EVENT_BODY: JsonSchema = {
   type: "object",
   required: ["type"],
   properties: { type: { type: "string", enum: [...SANDBOX_EVENT_TYPES], description: "The event type to fire" } },
-});
+};
