@@ -8,8 +8,8 @@ import { OPERATIONAL_EVENT_TYPES } from "./operational.js";
 import { checkCursor, type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
-import { jsonArgs } from "../../platform/validate.js";
-import { eventIdPath, listEventsInput, storeEventsInput } from "./schemas.js";
+import { idArgs } from "../../platform/schemas.js";
+import { EVENT_LIST_ARGS, STORE_EVENTS_ARGS } from "./schemas.js";
 import { tenantOf } from "../../platform/schema/context.js";
 import { credentialEnds } from "../../platform/auth/credential.js";
 import { onClose } from "../../platform/streams.js";
@@ -70,9 +70,6 @@ function typesToFollow(ctx: Context, asked: readonly string[] | null | undefined
 /** What a live stream yields: an event, or the reason its credential ended (the stream's last item). */
 type StreamItem = { event: FeedEnvelope } | { ended: ApiError };
 
-/** GraphQL's list of types as the comma-separated text REST takes, for the one validator. */
-const typesText = (types: readonly string[] | null | undefined) => (types ? types.join(",") : null);
-
 builder.subscriptionField("storeEvents", (t) =>
   t.field({
     type: StoreEvent,
@@ -86,7 +83,7 @@ builder.subscriptionField("storeEvents", (t) =>
       types: t.arg.stringList({ description: "Only these event types (default: all the credential may read)" }),
       after: t.arg.string({ description: "The sequence of the last event seen" }),
     },
-    input: { query: storeEventsInput, json: (args) => ({ query: jsonArgs({ storeId: args.storeId, types: typesText(args.types), after: args.after }) }) },
+    input: { args: STORE_EVENTS_ARGS },
     subscribe: async (_root, args, ctx) => {
       const storeId = await storeToFollow(ctx, args.storeId == null ? null : String(args.storeId));
       const types = typesToFollow(ctx, args.types);
@@ -135,7 +132,7 @@ builder.queryFields((t) => ({
       types: t.arg.stringList({ description: "Only these event types" }),
       limit: t.arg.int({ description: "Page size, 1 to 100 (default 20)" }),
     },
-    input: { query: listEventsInput, json: (args) => ({ query: jsonArgs({ after: args.after, types: typesText(args.types), limit: args.limit }) }) },
+    input: { args: EVENT_LIST_ARGS },
     resolve: async (_root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       return feedPage(ctx.db, storeId, { after: BigInt(args.after ?? 0), types: typesToFollow(ctx, args.types), limit: args.limit ?? DEFAULT_PAGE_SIZE });
@@ -146,7 +143,7 @@ builder.queryFields((t) => ({
     description: "One event of the store, by eventId.",
     authScopes: { partner: true },
     args: { id: t.arg.id({ required: true }) },
-    input: { path: eventIdPath, json: (args) => ({ path: { eventId: String(args.id) } }) },
+    input: idArgs,
     resolve: async (_root, args, ctx) => {
       const { storeId } = tenantOf(ctx);
       const id = String(args.id);

@@ -33,11 +33,7 @@ export const eventRoutes = [
       }`,
       [StoreEventFragment, PaginationFragment],
     ),
-    variables: ({ query }, read) => {
-      const types = read.string(query.types);
-      // The fuzz tests' pass-through readers hand over raw values; anything but text goes to GraphQL to refuse.
-      return { after: read.string(query.after), types: typeof types === "string" ? types.split(",") : (types ?? null), limit: read.number(query.limit) };
-    },
+    bind: { lists: ["types"] },
     respond: (data) => ({ body: data.events }),
     status: 200,
     response: {
@@ -67,7 +63,7 @@ export const eventRoutes = [
     summary: "Get one event (extension to the contract)",
     description: "The envelope as webhooks deliver it, with its sequence. Another store's event, or one of a type the token's scopes do not cover, is 404.",
     document: graphql(`query getEventById($id: ID!) { event(id: $id) { ...StoreEvent } }`, [StoreEventFragment]),
-    variables: ({ path }) => ({ id: path.eventId }),
+    bind: { rename: { eventId: "id" } },
     respond: (data) => ({ body: data.event }),
     status: 200,
     response: { description: "The event" },
