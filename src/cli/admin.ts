@@ -19,8 +19,9 @@ import {
 } from "../modules/admin/operations.js";
 import { createPortalLink } from "../modules/admin/portal-links.js";
 import type { Services } from "../platform/services.js";
-import { deliveryAttempts, deliveryListInput, findDelivery, listDeliveries, requestReplays } from "../modules/webhooks/deliveries.js";
-import { checkParts } from "../platform/validate.js";
+import { deliveryAttempts, findDelivery, listDeliveries, requestReplays } from "../modules/webhooks/deliveries.js";
+import { ArgsCheck } from "../platform/validate.js";
+import { DELIVERY_LIST_ARGS } from "../modules/webhooks/schemas.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ADMIN_ROLES } from "../platform/auth/admin-keys.js";
 import type { AdminRole, Db, Environment, WebhookDeliveryStatus } from "../platform/db/prisma.js";
@@ -81,6 +82,9 @@ function positiveInt(flags: Flags, name: string): number | undefined {
   if (!/^\d+$/.test(v)) throw new UsageError(`--${name} must be a positive integer`);
   return Number(v);
 }
+
+/** The flags of list-deliveries, checked as the GraphQL field checks its arguments. */
+const deliveryListCheck = new ArgsCheck({ args: DELIVERY_LIST_ARGS });
 
 const iso = (d: Date | null): string => (d ? d.toISOString() : "-");
 
@@ -283,7 +287,7 @@ const commands: Record<string, Command> = {
       const status: WebhookDeliveryStatus | undefined = optional(f, "status") ? oneOf(f, "status", WEBHOOK_DELIVERY_STATUSES) : undefined;
       const filter = { status, endpointId: optional(f, "endpoint") };
       const page = { limit: positiveInt(f, "limit"), cursor: optional(f, "cursor") };
-      checkParts(deliveryListInput, deliveryListInput.json({ ...filter, ...page }));
+      deliveryListCheck.check({ ...filter, ...page });
       const deliveries = await listDeliveries(db, { scope: store ? { storeId: (await storeOf(db, store)).id } : {}, ...filter }, page);
       const lines = deliveries.data.map(
         (d) => `${d.id}  ${d.status.padEnd(11)}  ${String(d.httpStatus ?? "-").padEnd(3)}  ${d.attempts} att  ${d.eventType}  endpoint ${d.endpointId}`,

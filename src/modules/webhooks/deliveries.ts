@@ -8,8 +8,6 @@ import { runAttempt } from "./attempt.js";
 import { inactiveEndpoint, ownerWhere, type Owner } from "./endpoints.js";
 import { isUuid } from "../../platform/uuid.js";
 import { paginate } from "../../platform/schema/pagination.js";
-import { jsonArgs } from "../../platform/validate.js";
-import { listWebhookDeliveriesInput } from "./schemas.js";
 import { DELIVER_TASK, paceKey, REPLAY_JOB_KEY_PREFIX } from "./jobs.js";
 import { enqueueReplays, markReplaysPending } from "./sql/replay.js";
 
@@ -25,14 +23,6 @@ export interface DeliveryFilter {
   endpointId?: string | null;
   eventType?: string | null;
 }
-
-/** What the list takes, as REST's query parameters: the GraphQL fields declare it as their input, the admin CLI checks its flags with it. */
-export const deliveryListInput = {
-  query: listWebhookDeliveriesInput,
-  json: (args: { status?: unknown; endpointId?: unknown; eventType?: unknown; limit?: unknown; cursor?: unknown }) => ({
-    query: jsonArgs({ status: args.status, endpointId: args.endpointId, eventType: args.eventType, limit: args.limit, cursor: args.cursor }),
-  }),
-};
 
 /** One page of deliveries, newest first, for the GraphQL list (and so REST) and the admin CLI, whose input they checked. */
 export function listDeliveries(db: Tx, filter: DeliveryFilter, page: { limit?: number | null; cursor?: string | null }, query: DeliveryQuery = {}) {

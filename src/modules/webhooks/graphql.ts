@@ -9,17 +9,16 @@ import { runCommand } from "../../platform/schema/commands.js";
 import { paginate, type Page } from "../../platform/schema/pagination.js";
 import type { Prisma, WebhookDelivery as WebhookDeliveryRow, WebhookEndpointStatus } from "../../platform/db/prisma.js";
 import { forbidden, notFound } from "../../platform/errors.js";
-import { byId, idPath } from "../../platform/schemas.js";
-import { jsonArgs, jsonOf } from "../../platform/validate.js";
+import { idArgs, PAGE_ARGS, uuid } from "../../platform/schemas.js";
+import { jsonArgs } from "../../platform/validate.js";
 import {
   adminFilterInput,
-  createWebhookEndpointInput,
-  deliveryIdPath,
-  listWebhookEndpointsInput,
+  BackfillWebhookEndpointBody,
+  CreateWebhookEndpointBody,
+  DELIVERY_LIST_ARGS,
   MAX_ENDPOINT_RATE,
-  recoverWebhookDeliveriesInput,
-  backfillWebhookEndpointInput,
-  updateWebhookEndpointInput,
+  RecoverWebhookDeliveriesBody,
+  UpdateWebhookEndpointBody,
 } from "./schemas.js";
 import { pageType, PaginationRef, UUID_TEXT } from "../../platform/schema/fields.js";
 import { createEndpoint, deleteEndpoint, idleDrill, ownerWhere, rotateSecret, setEndpointStatus, updateEndpoint, type Owner } from "./endpoints.js";
@@ -27,7 +26,7 @@ import { requestRecovery, type RecoverResult } from "./recover.js";
 import { requestBackfill, type BackfillResult } from "./backfill.js";
 import { envelopeBody } from "./message.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
-import { deliveryListInput, findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
+import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
 import { ATTEMPT_DRILLS, drillFrom, isIdle, MAX_DRILL_SECONDS, storedDrill, type Drill } from "./drill.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
@@ -40,9 +39,6 @@ import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_S
 const WEBHOOK_READ = { adminRole: "VIEWER", scope: "webhooks:manage" } as const;
 const WEBHOOK_SUPPORT = { adminRole: "SUPPORT", scope: "webhooks:manage" } as const;
 const WEBHOOK_ADMIN = { adminRole: "ADMIN", scope: "webhooks:manage" } as const;
-
-/** The input of a field whose one argument is a delivery's id, named as its route's path names it. */
-const deliveryById = { path: deliveryIdPath, json: ({ id }: { id: unknown }) => ({ path: { deliveryId: id } }) };
 
 /** Svix's `secure_find`: every webhook query here is filtered by what this returns. */
 function ownerOf(ctx: Context): Owner {
@@ -444,7 +440,7 @@ builder.prismaObjectFields("Store", (t) => ({
     authScopes: WEBHOOK_READ,
     description: "The store's deliveries, newest first: a partner token's own, for administrators every Application's (applicationId narrows).",
     args: { ...deliveryListArgs, applicationId: t.arg.id() },
-    input: deliveryListInput,
+    input: { args: DELIVERY_LIST_ARGS },
     resolve: (store, args, ctx, info) =>
       listDeliveries(ctx.db, { ...args, scope: storeScope(ctx, store, args) }, args, queryFromInfo({ context: ctx, info, path: ["data"] })),
   }),
@@ -469,14 +465,14 @@ builder.queryFields((t) => ({
       limit: t.arg.int({ description: "1..100, default 20" }),
       cursor: t.arg.string({ description: "pagination.nextCursor of the previous page" }),
     },
-    input: { query: listWebhookEndpointsInput, json: (args) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }) },
+    input: { args: PAGE_ARGS },
     resolve: (_root, args, ctx, info) => pageEndpoints(ctx, listScope(ctx, args), args, info),
   }),
   webhookEndpoint: t.prismaField({
     type: WebhookEndpoint,
     authScopes: WEBHOOK_READ,
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _root, { id }, ctx) => {
       const found = await ctx.db.webhookEndpoint.findFirst({ ...query, where: { id, ...ownerWhere(ownerOf(ctx)) } });
       if (!found) throw notFound("webhook endpoint", id);
@@ -488,7 +484,7 @@ builder.queryFields((t) => ({
     authScopes: WEBHOOK_READ,
     description: "Deliveries, newest first. Administrators see every tenant's and may filter by storeId and applicationId.",
     args: { ...deliveryListArgs, storeId: t.arg.id(), applicationId: t.arg.id() },
-    input: deliveryListInput,
+    input: { args: DELIVERY_LIST_ARGS },
     resolve: (_root, args, ctx, info) =>
       listDeliveries(ctx.db, { ...args, scope: listScope(ctx, args) }, args, queryFromInfo({ context: ctx, info, path: ["data"] })),
   }),
@@ -496,7 +492,7 @@ builder.queryFields((t) => ({
     type: WebhookDelivery,
     authScopes: WEBHOOK_READ,
     args: { id: t.arg.id({ required: true }) },
-    input: deliveryById,
+    input: idArgs,
     resolve: (query, _root, { id }, ctx) => {
       return findDelivery(ctx.db, ownerOf(ctx), id, query);
     },
@@ -509,7 +505,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: "webhooks:manage" },
     description: "Registers an endpoint for the token's store. The secret is in this response only.",
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    input: { body: createWebhookEndpointInput, json: ({ input }) => ({ body: jsonOf(input) }) },
+    input: { object: { arg: "input", schema: CreateWebhookEndpointBody } },
     resolve: (_root, { input }, ctx) => {
       return createEndpoint(ctx.services, tenantOf(ctx), input, (fn) => runCommand(ctx, fn), ctx.waitOutside);
     },
@@ -517,7 +513,7 @@ builder.mutationFields((t) => ({
   deleteWebhookEndpoint: t.boolean({
     authScopes: WEBHOOK_ADMIN,
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (_root, { id }, ctx) => {
       await deleteEndpoint(ctx.db, ownerOf(ctx), id);
       return true;
@@ -528,7 +524,7 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_ADMIN,
     description: "Issues a new signing secret; the previous one keeps signing beside it for 24 hours.",
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: (_root, { id }, ctx) => {
       return rotateSecret(ctx.db, ctx.services.box, ownerOf(ctx), id);
     },
@@ -540,7 +536,7 @@ builder.mutationFields((t) => ({
     args: { id: t.arg.id({ required: true }) },
     // It waits for the receiver (up to WEBHOOK_TIMEOUT_MS): its writes commit on their own, before the call.
     extensions: { callsOut: true },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _root, { id }, ctx) => {
       if (ctx.transaction) throw new Error("testWebhookEndpoint calls out over the network; it must not run inside a caller's transaction.");
       const deliveryId = await sendTestEvent(ctx.services, ownerOf(ctx), id, ctx.waitOutside);
@@ -552,7 +548,7 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_SUPPORT,
     description: "Queues one more attempt now, in any status; the delivery is PENDING until it ends.",
     args: { id: t.arg.id({ required: true }) },
-    input: deliveryById,
+    input: idArgs,
     resolve: (query, _root, { id }, ctx) => {
       return runCommand(ctx, (tx) => requestReplays(tx, ownerOf(ctx), [id], () => tx.webhookDelivery.findUniqueOrThrow({ ...query, where: { id } })));
     },
@@ -574,7 +570,7 @@ builder.mutationFields((t) => ({
     authScopes: WEBHOOK_ADMIN,
     description: "Changes an endpoint's url, events or status (ACTIVE or INACTIVE); its secret, history and deliveries are kept.",
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
-    input: { path: idPath, body: updateWebhookEndpointInput, json: ({ id, input }) => ({ path: { id }, body: jsonOf(input) }) },
+    input: { args: { id: uuid }, object: { arg: "input", schema: UpdateWebhookEndpointBody } },
     resolve: async (query, _root, { id, input }, ctx) => {
       const drill = input.drill ? drillFrom(input.drill) : input.drill;
       if (drill && isIdle(drill)) throw idleDrill();
@@ -599,7 +595,7 @@ builder.mutationFields((t) => ({
       "at most WEBHOOK_RECOVER_MAX per call: hasMore says whether to call again with the same window, which continues after this call's. " +
       "Deliveries whose event is past retention are passed over (expired); when nothing else is left, EVENT_EXPIRED.",
     args: { id: t.arg.id({ required: true }), since: t.arg({ type: "DateTime", required: true }), until: t.arg({ type: "DateTime" }) },
-    input: { path: idPath, body: recoverWebhookDeliveriesInput, json: ({ id, since, until }) => ({ path: { id }, body: jsonArgs({ since, until }) }) },
+    input: { args: { id: uuid }, object: { schema: RecoverWebhookDeliveriesBody } },
     resolve: (_root, { id, since, until }, ctx) => {
       return runCommand(ctx, (tx) => requestRecovery(tx, ctx.services.config, ownerOf(ctx), id, { since, until }));
     },
@@ -612,7 +608,7 @@ builder.mutationFields((t) => ({
       "before or not (those within retention), in sequence order, at most WEBHOOK_RECOVER_MAX per call, at the endpoint's pace; hasMore says " +
       "whether to call again, with afterSequence = nextAfterSequence.",
     args: { id: t.arg.id({ required: true }), afterSequence: t.arg({ type: "SafeInt", required: true }) },
-    input: { path: idPath, body: backfillWebhookEndpointInput, json: ({ id, afterSequence }) => ({ path: { id }, body: { afterSequence } }) },
+    input: { args: { id: uuid }, object: { schema: BackfillWebhookEndpointBody } },
     resolve: (_root, { id, afterSequence }, ctx) => {
       return runCommand(ctx, (tx) => requestBackfill(tx, ctx.services.config, ownerOf(ctx), id, afterSequence));
     },
@@ -622,7 +618,7 @@ builder.mutationFields((t) => ({
     authScopes: { adminRole: "SUPPORT" },
     description: "Enables (ACTIVE) or disables (INACTIVE) an endpoint. INACTIVE endpoints receive nothing.",
     args: { id: t.arg.id({ required: true }), status: t.arg({ type: WebhookEndpointSwitchEnum, required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _root, { id, status }, ctx) => {
       return runCommand(ctx, async (tx) => {
         await setEndpointStatus(tx, id, status);

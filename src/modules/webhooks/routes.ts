@@ -1,7 +1,6 @@
 import { defineRoute } from "../../platform/route.js";
 import { graphql } from "../../platform/schema/typed.js";
 import { PaginationFragment } from "../../platform/schema/fields.js";
-import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
 
 /**
  * The published webhook operations and the extensions, marked "(extension to the contract)": get one delivery and its
@@ -59,7 +58,6 @@ export const webhookRoutes = [
       `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ...WebhookEndpointCreated } }`,
       [WebhookEndpointCreatedFragment],
     ),
-    variables: ({ body }) => ({ input: body }),
     respond: (data) => ({ body: data.createWebhookEndpoint }),
     status: 201,
     response: { description: "The endpoint, with its secret (shown once)" },
@@ -76,7 +74,6 @@ export const webhookRoutes = [
         webhookEndpointPage(limit: $limit, cursor: $cursor) { data { ...WebhookEndpoint } pagination { ...Pagination } } }`,
       [WebhookEndpointFragment, PaginationFragment],
     ),
-    variables: ({ query }, read) => ({ limit: read.number(query.limit), cursor: read.string(query.cursor) }),
     respond: (data) => ({ body: data.webhookEndpointPage }),
     status: 200,
     response: { description: "A page of the endpoints of this application and store, oldest first", component: "WebhookEndpointList" },
@@ -94,13 +91,6 @@ export const webhookRoutes = [
           data { ...WebhookDelivery } pagination { ...Pagination } } }`,
       [WebhookDeliveryFragment, PaginationFragment],
     ),
-    variables: ({ query }, read) => ({
-      status: read.oneOf(WEBHOOK_DELIVERY_STATUSES, query.status),
-      endpointId: read.string(query.endpointId),
-      eventType: read.string(query.eventType),
-      limit: read.number(query.limit),
-      cursor: read.string(query.cursor),
-    }),
     respond: (data, { query }) => ({ body: data.webhookDeliveries, headers: nextPageHeaders(query, data.webhookDeliveries.pagination.nextCursor) }),
     status: 200,
     response: {
@@ -120,7 +110,7 @@ export const webhookRoutes = [
     summary: "Get one webhook delivery (extension to the contract)",
     description: "With `payload`, the envelope sent (the same on every attempt).",
     document: graphql(`query getWebhookDeliveryById($id: ID!) { webhookDelivery(id: $id) { ...WebhookDelivery payload } }`, [WebhookDeliveryFragment]),
-    variables: ({ path }) => ({ id: path.deliveryId }),
+    bind: { rename: { deliveryId: "id" } },
     respond: (data) => ({ body: data.webhookDelivery }),
     status: 200,
     response: { ...deliveryResponse, component: "WebhookDeliveryDetail" },
@@ -139,7 +129,7 @@ export const webhookRoutes = [
     document: graphql(`query listWebhookDeliveryAttempts($id: ID!) { webhookDelivery(id: $id) { attemptLog { ...WebhookAttempt } } }`, [
       WebhookAttemptFragment,
     ]),
-    variables: ({ path }) => ({ id: path.deliveryId }),
+    bind: { rename: { deliveryId: "id" } },
     respond: (data) => ({ body: { data: data.webhookDelivery.attemptLog } }),
     status: 200,
     response: {
@@ -159,7 +149,7 @@ export const webhookRoutes = [
       "Allowed in any status (for example from the dead-letter queue). Queues one attempt now with the same eventId and answers with the delivery in status PENDING; " +
       "success makes it DELIVERED, failure returns a dead letter to DEAD_LETTER and anything else to FAILED, keeping any scheduled retries.",
     document: graphql(`mutation replayWebhookDelivery($id: ID!) { replayWebhookDelivery(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
-    variables: ({ path }) => ({ id: path.deliveryId }),
+    bind: { rename: { deliveryId: "id" } },
     respond: (data) => ({ body: data.replayWebhookDelivery }),
     status: 200,
     response: deliveryResponse,
@@ -172,7 +162,6 @@ export const webhookRoutes = [
     tag: "Webhooks",
     summary: "Get a webhook endpoint",
     document: graphql(`query getWebhookEndpointById($id: ID!) { webhookEndpoint(id: $id) { ...WebhookEndpoint } }`, [WebhookEndpointFragment]),
-    variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.webhookEndpoint }),
     status: 200,
     response: endpointResponse,
@@ -196,7 +185,6 @@ export const webhookRoutes = [
       `mutation updateWebhookEndpoint($id: ID!, $input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(id: $id, input: $input) { ...WebhookEndpoint } }`,
       [WebhookEndpointFragment],
     ),
-    variables: ({ path, body }) => ({ id: path.id, input: body }),
     respond: (data) => ({ body: data.updateWebhookEndpoint }),
     status: 200,
     response: endpointResponse,
@@ -220,11 +208,6 @@ export const webhookRoutes = [
     document: graphql(
       `mutation recoverWebhookDeliveries($id: ID!, $since: DateTime!, $until: DateTime) { recoverWebhookDeliveries(id: $id, since: $since, until: $until) { count hasMore expired } }`,
     ),
-    variables: ({ path, body }, read) => ({
-      id: path.id,
-      since: read.required(read.string(read.field(body, "since")), "since"),
-      until: read.string(read.field(body, "until")),
-    }),
     respond: (data) => ({ status: 202, body: data.recoverWebhookDeliveries }),
     status: 202,
     response: { description: "How many deliveries this call queued, and whether more are left", component: "WebhookRecovery" },
@@ -247,10 +230,6 @@ export const webhookRoutes = [
     document: graphql(
       `mutation backfillWebhookEndpoint($id: ID!, $afterSequence: SafeInt!) { backfillWebhookEndpoint(id: $id, afterSequence: $afterSequence) { count hasMore nextAfterSequence } }`,
     ),
-    variables: ({ path, body }, read) => ({
-      id: path.id,
-      afterSequence: read.required(read.number(read.field(body, "afterSequence")), "afterSequence"),
-    }),
     respond: (data) => ({ status: 202, body: data.backfillWebhookEndpoint }),
     status: 202,
     response: { description: "How many events this call queued, whether more follow and where the next call starts", component: "WebhookBackfill" },
@@ -264,7 +243,6 @@ export const webhookRoutes = [
     summary: "Delete a webhook endpoint",
     description: "Also deletes its delivery history; queued attempts are dropped.",
     document: graphql(`mutation deleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) }`),
-    variables: ({ path }) => ({ id: path.id }),
     respond: () => ({ status: 204 }),
     status: 204,
     response: { description: "Deleted" },
@@ -280,7 +258,6 @@ export const webhookRoutes = [
       "Sends a synthetic webhook.test event (data { message }) now and answers once the attempt has ended (bounded by the 5 s receiver timeout) with the resulting delivery. " +
       "An Application has at most 2 tests (WEBHOOK_TEST_CONCURRENCY) in flight; one more is 429 RATE_LIMIT_EXCEEDED with Retry-After and sends nothing.",
     document: graphql(`mutation testWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { ...WebhookDelivery } }`, [WebhookDeliveryFragment]),
-    variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.testWebhookEndpoint }),
     status: 200,
     response: deliveryResponse,
@@ -297,7 +274,6 @@ export const webhookRoutes = [
     document: graphql(`mutation rotateWebhookEndpointSecret($id: ID!) { rotateWebhookEndpointSecret(id: $id) { ...WebhookSecretRotated } }`, [
       WebhookSecretRotatedFragment,
     ]),
-    variables: ({ path }) => ({ id: path.id }),
     respond: (data) => ({ body: data.rotateWebhookEndpointSecret }),
     status: 200,
     response: { description: "The new secret (shown once)" },

@@ -1,7 +1,7 @@
 import { API_VERSIONS } from "../../platform/versions.js";
 import type { JsonSchema } from "../../platform/json.js";
-import { cursorParam, dateTime, limitParam, nullable, uuid } from "../../platform/schemas.js";
-import { defineBody, definePath, defineQuery } from "../../platform/validate.js";
+import { dateTime, nullable, uuid } from "../../platform/schemas.js";
+import { defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 import { MAX_DRILL_SECONDS } from "./drill.js";
@@ -118,29 +118,14 @@ export const BackfillWebhookEndpointBody: JsonSchema = {
   },
 };
 
-/* The operations' inputs: REST's route rows and the GraphQL resolvers check with these same validators. */
-
-export const createWebhookEndpointInput = defineBody(CreateWebhookEndpointBody);
-
-export const updateWebhookEndpointInput = defineBody(UpdateWebhookEndpointBody);
-
-export const recoverWebhookDeliveriesInput = defineBody(RecoverWebhookDeliveriesBody);
-
-export const backfillWebhookEndpointInput = defineBody(BackfillWebhookEndpointBody);
-
-export const listWebhookDeliveriesInput = defineQuery({
+/** The deliveries list's arguments, by name: the GraphQL fields check them, GET .../deliveries takes them as its query, the admin CLI its flags. */
+export const DELIVERY_LIST_ARGS = {
   status: { type: "string", enum: [...WEBHOOK_DELIVERY_STATUSES] },
   endpointId: uuid,
   eventType: { type: "string", enum: [...EVENT_TYPES, TEST_EVENT_TYPE] },
   limit: { type: "integer", minimum: 1, maximum: 100, default: 20 },
   cursor: { type: "string", description: "X-Next-Cursor of the previous page" },
-});
-
-/** The endpoints list, a page at a time like every other list. */
-export const listWebhookEndpointsInput = defineQuery({ limit: limitParam, cursor: cursorParam });
-
-/** A delivery's route parameter, and the `id` argument of its GraphQL fields (reported as `deliveryId`). */
-export const deliveryIdPath = definePath({ deliveryId: uuid });
+} satisfies Record<string, JsonSchema>;
 
 /** What administrators may narrow the webhook lists by (GraphQL only). */
 export const adminFilterInput = defineQuery({ storeId: uuid, applicationId: uuid });
