@@ -4,10 +4,8 @@ import { queryFromInfo } from "@pothos/plugin-prisma";
 import { EnvironmentEnum, Store, StoreStatusEnum } from "../store/graphql.js";
 import { pageType } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
-import { jsonArgs } from "../../platform/validate.js";
-import { listApplicationsInput, listStoresInput } from "./schemas.js";
 import { AddressInput } from "../store/graphql.js";
-import { byId } from "../../platform/schemas.js";
+import { idArgs, PAGE_ARGS } from "../../platform/schemas.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import {
   createAdminKey,
@@ -186,7 +184,7 @@ builder.queryFields((t) => ({
     description: "Every store, oldest first; read one's data with store(id) { orders ... }.",
     authScopes: { adminRole: "VIEWER" },
     args: { ...pageArgs, environment: t.arg({ type: EnvironmentEnum }) },
-    input: { query: listStoresInput, json: (args) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }) },
+    input: { args: PAGE_ARGS },
     resolve: (_r, args, ctx, info) => {
       const where: Prisma.StoreWhereInput = args.environment ? { environment: args.environment } : {};
       const query = queryFromInfo({ context: ctx, info, path: ["data"] });
@@ -204,7 +202,7 @@ builder.queryFields((t) => ({
     description: "Every Application, oldest first.",
     authScopes: { adminRole: "VIEWER" },
     args: pageArgs,
-    input: { query: listApplicationsInput, json: (args) => ({ query: jsonArgs({ limit: args.limit, cursor: args.cursor }) }) },
+    input: { args: PAGE_ARGS },
     resolve: (_r, args, ctx, info) => {
       const query = queryFromInfo({ context: ctx, info, path: ["data"] });
       return paginate({
@@ -241,7 +239,7 @@ builder.mutationFields((t) => ({
     type: "Store",
     authScopes: { adminRole: "ADMIN" },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateStoreInput, required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _r, { id, input }, ctx) => {
       const storeId = id;
       const change = {
@@ -343,7 +341,7 @@ builder.mutationFields((t) => ({
     authScopes: { adminRole: "ADMIN" },
     description: "Refuses the key from now on; revoking a revoked key changes nothing.",
     args: { id: t.arg.id({ required: true }) },
-    input: byId,
+    input: idArgs,
     resolve: async (query, _r, { id }, ctx) => {
       const revoked = await revokeAdminKey(ctx.db, String(id));
       return ctx.db.adminKey.findUniqueOrThrow({ ...query, where: { id: revoked.id } });

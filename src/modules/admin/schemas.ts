@@ -1,11 +1,4 @@
-import { cursorParam, limitParam } from "../../platform/schemas.js";
-import { defineBody, defineQuery } from "../../platform/validate.js";
-
-/* The administrators' lists (GraphQL only): a page size and the previous page's cursor. */
-
-export const listStoresInput = defineQuery({ limit: limitParam, cursor: cursorParam });
-
-export const listApplicationsInput = defineQuery({ limit: limitParam, cursor: cursorParam });
+import { defineBody } from "../../platform/validate.js";
 
 /** createPortalLink's input; the upper bound of ttlMinutes is a setting (PORTAL_LINK_MAX_TTL_MINUTES), checked by the command. */
 export const createPortalLinkInput = defineBody({
