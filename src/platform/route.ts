@@ -1,7 +1,7 @@
 import type { DocumentNode } from "graphql";
 import type { PartnerPrincipal } from "./auth/principal.js";
 import type { TadaDocumentNode } from "./schema/typed.js";
-import { isRecord, type JsonSchema } from "./json.js";
+import type { JsonSchema } from "./json.js";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
@@ -61,14 +61,6 @@ interface RouteSpec<Id extends string> {
   errors?: number[];
 }
 
-type Scalar = string | number | boolean | null | undefined;
-
-/**
- * A document's variables as a route supplies them: scalars and enums as typed; an input object may be the
- * validated JSON body as it came, because GraphQL coerces it against the input type when the operation runs.
- */
-export type RouteVariables<Variables> = { [K in keyof Variables]: Variables[K] extends Scalar ? Variables[K] : unknown };
-
 /**
  * How a request's HTTP names bind the operation's variables, where the conventions do not say it. By convention a
  * path parameter `{id}` binds the variable `id`, a GET's other parameters the variables of their names, and a write's
@@ -88,7 +80,6 @@ export interface Binding<Variables> {
  */
 export interface TypedRoute<Result, Variables, Id extends string = string> extends RouteSpec<Id> {
   document: TadaDocumentNode<Result, Variables>;
-  variables?: (input: RouteInput, read: InputReaders) => RouteVariables<Variables>;
   bind?: Binding<Variables>;
   respond: (data: Result, input: RouteInput) => RouteResult;
 }
@@ -103,18 +94,15 @@ export type RunOperation = <Result, Variables>(document: TadaDocumentNode<Result
 export interface Route<Id extends string = string> extends RouteSpec<Id> {
   document: DocumentNode;
   bind: { rename: Record<string, string>; lists: string[] };
-  /** The operation's variables, where the row still writes them; `read` defaults to the checking readers. */
-  variables?: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
   /** Runs the operation through `run` with the request's variables and turns its result into the HTTP answer. */
   answer: (run: RunOperation, variables: Record<string, unknown>, input: RouteInput) => Promise<RouteResult>;
 }
 
 export function defineRoute<Result, Variables, Id extends string>(route: TypedRoute<Result, Variables, Id>): Route<Id> {
-  const { variables, respond, bind, ...spec } = route;
+  const { respond, bind, ...spec } = route;
   return {
     ...spec,
     bind: { rename: { ...bind?.rename }, lists: [...(bind?.lists ?? [])] },
-    ...(variables ? { variables: (input: RouteInput, read: InputReaders = checkedReaders) => variables(input, read) } : {}),
     answer: async (run, values, input) => respond(await run(route.document, values), input),
   };
 }
@@ -124,30 +112,3 @@ const WRITE_METHODS = new Set<HttpMethod>(["POST", "PUT", "PATCH"]);
 /** The one rule for which routes take Idempotency-Key: the middleware and the OpenAPI document both ask it. */
 export const acceptsIdempotencyKey = (route: { method: HttpMethod; acceptsIdempotencyKey?: boolean }): boolean =>
   route.acceptsIdempotencyKey ?? WRITE_METHODS.has(route.method);
-
-/** How `variables` reads its input: the router's readers narrow validated values for tsc. */
-export interface InputReaders {
-  field(body: unknown, name: string): unknown;
-  string(value: unknown): string | null;
-  number(value: unknown): number | null;
-  boolean(value: unknown): boolean | null;
-  oneOf<T extends string>(values: readonly T[], value: unknown): T | null;
-  required<T>(value: T | null | undefined, name: string): T;
-}
-
-/**
- * The router's readers: the field's input validators have checked each value's type before `variables` runs;
- * these narrow it for tsc by testing it, not by asserting it.
- */
-export const checkedReaders: InputReaders = {
-  field: (body: unknown, name: string): unknown => (isRecord(body) ? body[name] : undefined),
-  string: (value: unknown): string | null => (typeof value === "string" ? value : null),
-  number: (value: unknown): number | null => (typeof value === "number" ? value : null),
-  boolean: (value: unknown): boolean | null => (typeof value === "boolean" ? value : null),
-  oneOf: <T extends string>(values: readonly T[], value: unknown): T | null => values.find((v) => v === value) ?? null,
-  /** A value the schema requires: its absence is a bug in the row, not the client's error. */
-  required<T>(value: T | null | undefined, name: string): T {
-    if (value === null || value === undefined) throw new Error(`route input ${name} is missing after validation`);
-    return value;
-  },
-};

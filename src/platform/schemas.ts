@@ -1,6 +1,6 @@
 import type { JsonSchema } from "./json.js";
 import { MAX_AMOUNT, MAX_YEAR, MIN_YEAR } from "./input.js";
-import { definePath, defineQuery, PATTERN_RULE } from "./validate.js";
+import { defineQuery, PATTERN_RULE } from "./validate.js";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "./schema/pagination.js";
 
 /** JSON Schema building blocks shared by every domain's request schemas (responses come from GraphQL selections). */
@@ -41,14 +41,8 @@ export const limitParam: JsonSchema = {
   description: `Page size, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE})`,
 };
 
-/** The `{id}` of a route, and the `id` argument of its GraphQL field. */
-export const idPath = definePath({ id: uuid });
-
 /** The input of a field whose one argument is an id (a route's `{id}`). */
 export const idArgs = { args: { id: uuid } };
-
-/** The input of a field whose one argument is the `{id}` of its route. */
-export const byId = { path: idPath, json: ({ id }: { id: unknown }) => ({ path: { id } }) };
 
 /** A page size alone: a list field nested in another type (GraphQL only). */
 export const pageLimitInput = defineQuery({ limit: limitParam });

@@ -261,22 +261,6 @@ export class OperationInput {
   }
 }
 
-/** Something per part of an HTTP request: its path parameters, its query parameters, its body. */
-export interface InputParts<T> {
-  path?: T;
-  query?: T;
-  body?: T;
-}
-
-/**
- * An operation's input as its GraphQL field declares it (the field's `input` option, src/platform/schema/builder.ts):
- * a validator per part, in REST's names, and how the field's arguments read as those parts in their JSON form. The
- * REST router checks a request's parts with it; the field checks its arguments with it, once, unless the router did.
- */
-export interface FieldInput<Args> extends InputParts<OperationInput> {
-  json: (args: Args) => InputParts<unknown>;
-}
-
 /**
  * An operation's input as its GraphQL field declares it (the field's `input` option, src/platform/schema/builder.ts),
  * in the field's own words: each plain argument's schema by argument name, and at most one object checked whole,
@@ -319,7 +303,7 @@ export class ArgsCheck {
 
 /** A field's `input` option read back at start, as Pothos keeps it in the field's extensions; null if it declares none. */
 export function declaredArgs(option: unknown): ArgsInput | null {
-  if (!isRecord(option) || "json" in option) return null;
+  if (!isRecord(option)) return null;
   const input: ArgsInput = {};
   if (option.args !== undefined) {
     if (!isRecord(option.args) || !Object.values(option.args).every(isRecord)) throw new Error("a field's input.args is not a schema per argument");
@@ -332,25 +316,6 @@ export function declaredArgs(option: unknown): ArgsInput | null {
     input.object = typeof object.arg === "string" ? { schema: object.schema, arg: object.arg } : { schema: object.schema };
   }
   return input;
-}
-
-/** Checks each part with its validator, path first, then query, then body: the first part with a violation answers. */
-export function checkParts(inputs: InputParts<OperationInput>, values: InputParts<unknown>): void {
-  inputs.path?.check(values.path ?? {});
-  inputs.query?.check(values.query ?? {});
-  inputs.body?.check(values.body ?? {});
-}
-
-/** The validators a field's `input` option declares, read at start from the option as Pothos keeps it; null if it has none. */
-export function declaredParts(option: unknown): InputParts<OperationInput> | null {
-  if (!isRecord(option) || !("json" in option)) return null;
-  const parts: InputParts<OperationInput> = {};
-  for (const part of ["path", "query", "body"] as const) {
-    const input = option[part];
-    if (input instanceof OperationInput && input.part === part) parts[part] = input;
-    else if (input !== undefined) throw new Error(`a field's input.${part} is not a ${part} validator`);
-  }
-  return parts;
 }
 
 /** A request body's input. */

@@ -1,8 +1,8 @@
 import { Kind, type DocumentNode, type FieldNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { isScope, type Scope } from "../platform/auth/scopes.js";
 import { isRecord } from "../platform/json.js";
-import { checkedReaders, type InputReaders, type Route, type RouteInput } from "../platform/route.js";
-import { declaredArgs, declaredParts, type OperationInput } from "../platform/validate.js";
+import type { Route, RouteInput } from "../platform/route.js";
+import { declaredArgs, type OperationInput } from "../platform/validate.js";
 import { bindInput } from "./binding.js";
 
 /*
@@ -26,11 +26,11 @@ export interface RouteInputs {
   pathParams?: OperationInput;
   query?: OperationInput;
   body?: OperationInput;
-  /** The operation's variables from a checked request (tests pass readers that hand raw values on). */
-  variables: (input: RouteInput, read?: InputReaders) => Record<string, unknown>;
+  /** The operation's variables from a request, renamed and nothing else: checking is the validators'. */
+  variables: (input: RouteInput) => Record<string, unknown>;
 }
 
-export type AuthorizedRoute = Omit<Route, "variables"> & PartnerRule & RouteInputs;
+export type AuthorizedRoute = Route & PartnerRule & RouteInputs;
 
 /**
  * The partner's part of a field's `authScopes` (Pothos keeps the field's options in its extensions): a field
@@ -85,13 +85,6 @@ export function routeInputs(schema: GraphQLSchema, route: Route): RouteInputs {
   const declared = fields.filter(({ options }) => options.input !== undefined);
   if (declared.length > 1) throw new Error(`${route.operationId}: more than one of its root fields declares an input`);
   const [field] = declared;
-  const parts = declaredParts(field?.options.input);
-  const rowVariables = route.variables;
-  if (parts) {
-    if (!rowVariables) throw new Error(`${route.operationId}: its field's input is in REST's names; the row must say its variables`);
-    const { path, query, body } = parts ?? {};
-    return { pathParams: path, query, body, variables: (input, read = checkedReaders) => rowVariables(input, read) };
-  }
   const operation = field?.operation ?? fields[0]?.operation;
   if (!operation) throw new Error(`${route.operationId}: its document selects no field`);
   return bindInput(schema, route, declaredArgs(field?.options.input), operation, field?.node);

@@ -8,7 +8,6 @@ import type { Tx } from "../platform/db/prisma.js";
 import type { WaitOutside } from "../platform/outside.js";
 import type { Services } from "../platform/services.js";
 import { parseJsonBody, requestBody } from "../platform/http/body.js";
-import { checkParts } from "../platform/validate.js";
 import { send } from "../platform/http/response.js";
 import { pickDeclared, queryOf } from "./validate.js";
 import { checkDocument, runDocument, type OperationRunner } from "./execute.js";
@@ -176,7 +175,9 @@ export class RestRouter {
     versionRequest(version, route.operationId, query);
     // The operation's input, as its field declares it, checked once for the request: here, before it runs (the field
     // then does not check again); here they also coerce query text and fill defaults.
-    checkParts({ path: route.pathParams, query: route.query, body: route.body }, { path: params, query, body });
+    route.pathParams?.check(params);
+    route.query?.check(query);
+    route.body?.check(body ?? {});
     const input: RouteInput = { path: params, query, body: route.body ? pickDeclared(body ?? {}, route.body.schema) : {}, principal };
 
     const reads = this.services.reads;

@@ -9,7 +9,6 @@ import { schema } from "../../src/graphql/schema.js";
 import { authorizedRoutes, type AuthorizedRoute as Route } from "../../src/rest/authorization.js";
 import { print } from "graphql";
 import type { JsonSchema } from "../../src/platform/json.js";
-import { checkedReaders, type InputReaders } from "../../src/platform/route.js";
 import type { PartnerPrincipal } from "../../src/platform/auth/principal.js";
 import { defineBody, type OperationInput } from "../../src/platform/validate.js";
 import { tableCounter } from "./support.js";
@@ -328,20 +327,6 @@ function hostileQueryOf(properties: Record<string, JsonSchema>): fc.Arbitrary<[s
   });
 }
 
-/**
- * Readers that hand the route's variables the raw values, hostile ones included, so GraphQL's own checks meet
- * them (the router's readers only ever see values its validators passed). The claimed types are the point.
- */
-const raw = <T>(value: unknown): T => value as T;
-const passThrough: InputReaders = {
-  field: checkedReaders.field,
-  string: raw,
-  number: raw,
-  boolean: raw,
-  oneOf: (_values, value) => raw(value),
-  required: (value) => raw(value),
-};
-
 type Slot = "repeat" | "path" | "query" | "body";
 
 /**
@@ -381,7 +366,7 @@ function hostileRequestOf(plan: Plan, door: "hostile" | "graphql"): fc.Arbitrary
         // Types coerced as the router would ("5" → 5), so only the hostile value can be what GraphQL refuses.
         const queryObject: Record<string, unknown> = Object.fromEntries(query);
         plan.query?.accepts(queryObject);
-        const variables = route.variables({ path: decodedParams(params), query: queryObject, body: body ?? {}, principal }, passThrough);
+        const variables = route.variables({ path: decodedParams(params), query: queryObject, body: body ?? {}, principal });
         return { ...request, graphql: { query: print(route.document), variables } };
       }),
   );

@@ -7,7 +7,8 @@ import { tableCounter } from "./support.js";
 /**
  * One validator per operation input: the same bad value sent through REST and through the route's GraphQL
  * operation is refused by both with 400 INVALID_REQUEST and the same errors[] (field and code), and nothing
- * is written. Field names are the REST ones on both doors (`updated_since`, `deliveryId`).
+ * is written. Each door names a field in its own words: REST by its parameter (`updated_since`, `deliveryId`),
+ * GraphQL by its argument (`updatedSince`, `id`); body fields are the same on both.
  */
 let app: TestApp;
 let t: Tenant;

@@ -163,7 +163,12 @@ async function expectedOrders(where: Prisma.OrderWhereInput, orderBy: Prisma.Ord
       notes: i.notes,
       additionals: i.additionals.map((a) => ({ name: a.name, quantity: a.quantity, price: money(a.priceCents) })),
     })),
-    payments: o.payments.map((p) => ({ method: p.method, status: p.status, value: money(p.valueCents), changeFor: p.changeForCents === null ? null : money(p.changeForCents) })),
+    payments: o.payments.map((p) => ({
+      method: p.method,
+      status: p.status,
+      value: money(p.valueCents),
+      changeFor: p.changeForCents === null ? null : money(p.changeForCents),
+    })),
     statusHistory: o.statusHistory.map((h) => ({ status: h.status, at: iso(h.at), reason: h.reason })),
     scheduledFor: iso(o.scheduledFor),
     notes: o.notes,

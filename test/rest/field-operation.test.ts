@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { builder } from "../../src/platform/schema/builder.js";
 import "../../src/graphql/schema.js";
 import { defineRoute } from "../../src/platform/route.js";
-import { idPath, shortText, uuid } from "../../src/platform/schemas.js";
-import { defineBody } from "../../src/platform/validate.js";
+import { shortText, uuid } from "../../src/platform/schemas.js";
+import { defineBody, definePath } from "../../src/platform/validate.js";
 import { buildCodeOpenApi } from "../../src/rest/openapi.js";
 import { authorizedRoutes } from "../../src/rest/authorization.js";
 
@@ -42,7 +42,7 @@ const row = defineRoute({
 describe("an operation added as a field and a row with its method and path", () => {
   it("has the field's scope and input on the route", () => {
     const [route] = authorizedRoutes(schema, [row]);
-    expect(route).toMatchObject({ scope: "orders:write", sandboxOnly: false, pathParams: idPath, body: labelInput });
+    expect(route).toMatchObject({ scope: "orders:write", sandboxOnly: false, pathParams: definePath({ id: uuid }), body: labelInput });
     expect(route.query).toBeUndefined();
   });
 

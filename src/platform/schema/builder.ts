@@ -18,9 +18,7 @@ import type { AdminRole } from "../db/prisma.js";
 import { ApiError, insufficientScope, sandboxOnly } from "../errors.js";
 import { INSTANT_RULE, parseInstant } from "../input.js";
 import { inputChecked, type Context } from "./context.js";
-import { ArgsCheck, checkParts, type ArgsInput, type FieldInput } from "../validate.js";
-
-const checker = (argsCheck: ArgsCheck) => (args: Record<string, unknown>) => argsCheck.check(args);
+import { ArgsCheck, type ArgsInput } from "../validate.js";
 
 /** The scope checks that failed, out of any nesting of "any of" and "all of". */
 function scopeFailures(failure: AuthFailure): AuthScopeFailure[] {
@@ -61,10 +59,10 @@ class FieldInputPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
 function checking<Types extends SchemaTypes>(resolver: Resolver<Types>, fieldConfig: PothosOutputFieldConfig<Types>): Resolver<Types> {
   const { input } = fieldConfig.pothosOptions;
   if (!input) return resolver;
-  const check = "json" in input ? (args: Record<string, unknown>) => checkParts(input, input.json(args)) : checker(new ArgsCheck(input));
+  const argsCheck = new ArgsCheck(input);
   return (parent, args, context, info) => {
-    // A root field of a REST request's document: the router checked its input already, with REST's names.
-    if (info.path.prev !== undefined || !inputChecked(context)) check(Object.fromEntries(Object.entries(args)));
+    // A root field of a REST request's document: the router checked its input already, bound to HTTP names.
+    if (info.path.prev !== undefined || !inputChecked(context)) argsCheck.check(Object.fromEntries(Object.entries(args)));
     return resolver(parent, args, context, info);
   };
 }
@@ -87,7 +85,7 @@ declare global {
       ResolveReturnShape,
     > {
       /** The operation's input: the schema of each argument, by argument name (src/platform/validate.ts). */
-      input?: FieldInput<InputShapeFromFields<Args>> | ArgsInput<InputShapeFromFields<Args>>;
+      input?: ArgsInput<InputShapeFromFields<Args>>;
     }
   }
 }

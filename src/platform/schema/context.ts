@@ -31,7 +31,7 @@ export interface Context {
   receipt: EventReceipt;
 }
 
-/** Contexts of REST requests whose router checked the operation's input before running it (see FieldInput). */
+/** Contexts of REST requests whose router checked the operation's input before running it (its field's `input`). */
 const checkedByRouter = new WeakSet<object>();
 
 /** Says the router checked the input of the operation this context runs, so its root field does not check again. */
