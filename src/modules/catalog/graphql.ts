@@ -1,7 +1,8 @@
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
-import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
+import { tenantOf, type Context } from "../../platform/schema/context.js";
+import { storeField, storePrismaField } from "../../platform/schema/store-fields.js";
 import type { Prisma } from "../../platform/db/prisma.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { idArgs, PAGE_ARGS, uuid } from "../../platform/schemas.js";
@@ -91,9 +92,6 @@ const productListArgs = builder.args((t) => ({
   cursor: t.string({ description: "pagination.nextCursor of the previous page" }),
 }));
 
-/** Query.products and Store.products take the same arguments. */
-const productListInput = { args: PAGE_ARGS };
-
 /** One page of a store's products in menu order: Query.products and Store.products. */
 function listProducts(ctx: Context, storeId: string, args: { limit?: number | null; cursor?: string | null }, info: GraphQLResolveInfo) {
   const query = queryFromInfo({ context: ctx, info, path: ["data"] });
@@ -106,41 +104,24 @@ function listProducts(ctx: Context, storeId: string, args: { limit?: number | nu
   });
 }
 
-const CATEGORIES_DESCRIPTION = "The store's active categories in display order.";
-const PRODUCTS_DESCRIPTION = "The store's products in menu order: category position, then name.";
+storePrismaField("categories", {
+  type: [Category],
+  description: "The store's active categories in display order.",
+  scope: "catalog:read",
+  args: {},
+  resolve: (query, storeId, _args, ctx) => listCategories(ctx, storeId, query),
+});
 
-builder.prismaObjectFields("Store", (t) => ({
-  categories: t.prismaField({
-    type: [Category],
-    description: CATEGORIES_DESCRIPTION,
-    authScopes: STORE_READ("catalog:read"),
-    resolve: (query, store, _args, ctx) => listCategories(ctx, storeIdOf(ctx, store), query),
-  }),
-  products: t.field({
-    type: ProductPage,
-    description: PRODUCTS_DESCRIPTION,
-    authScopes: STORE_READ("catalog:read"),
-    args: productListArgs,
-    input: productListInput,
-    resolve: (store, args, ctx, info) => listProducts(ctx, storeIdOf(ctx, store), args, info),
-  }),
-}));
+storeField("products", {
+  type: ProductPage,
+  description: "The store's products in menu order: category position, then name.",
+  scope: "catalog:read",
+  args: productListArgs,
+  input: { args: PAGE_ARGS },
+  resolve: (storeId, args, ctx, info) => listProducts(ctx, storeId, args, info),
+});
 
 builder.queryFields((t) => ({
-  categories: t.prismaField({
-    type: [Category],
-    description: CATEGORIES_DESCRIPTION,
-    authScopes: { scope: "catalog:read" },
-    resolve: (query, _root, _args, ctx) => listCategories(ctx, tenantOf(ctx).storeId, query),
-  }),
-  products: t.field({
-    type: ProductPage,
-    description: PRODUCTS_DESCRIPTION,
-    authScopes: { scope: "catalog:read" },
-    args: productListArgs,
-    input: productListInput,
-    resolve: (_root, args, ctx, info) => listProducts(ctx, tenantOf(ctx).storeId, args, info),
-  }),
   product: t.prismaField({
     type: Product,
     description: "One product with its variations and additionals; another store's id is NOT_FOUND.",

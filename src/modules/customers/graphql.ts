@@ -2,7 +2,8 @@ import type { InputShapeFromFields } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
-import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
+import { tenantOf, type Context } from "../../platform/schema/context.js";
+import { storeField } from "../../platform/schema/store-fields.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { pageType } from "../../platform/schema/fields.js";
 import { paginate, type SortKey } from "../../platform/schema/pagination.js";
@@ -130,9 +131,6 @@ const customerListArgs = builder.args((t) => ({
 
 type CustomerListArgs = InputShapeFromFields<typeof customerListArgs>;
 
-/** Query.customers and Store.customers take the same arguments. */
-const customerListInput = { args: CUSTOMER_LIST_ARGS };
-
 /** One page of a store's customers: Query.customers (the token's store) and Store.customers. */
 function listCustomers(ctx: Context, storeId: string, args: CustomerListArgs, info: GraphQLResolveInfo) {
   const where: Prisma.CustomerWhereInput = {
@@ -150,28 +148,16 @@ function listCustomers(ctx: Context, storeId: string, args: CustomerListArgs, in
   });
 }
 
-const CUSTOMERS_DESCRIPTION = "The store's customers by name; with updatedSince, changes oldest first.";
-
-builder.prismaObjectFields("Store", (t) => ({
-  customers: t.field({
-    type: CustomerPage,
-    description: CUSTOMERS_DESCRIPTION,
-    authScopes: STORE_READ("customers:read"),
-    args: customerListArgs,
-    input: customerListInput,
-    resolve: (store, args, ctx, info) => listCustomers(ctx, storeIdOf(ctx, store), args, info),
-  }),
-}));
+storeField("customers", {
+  type: CustomerPage,
+  description: "The store's customers by name; with updatedSince, changes oldest first.",
+  scope: "customers:read",
+  args: customerListArgs,
+  input: { args: CUSTOMER_LIST_ARGS },
+  resolve: (storeId, args, ctx, info) => listCustomers(ctx, storeId, args, info),
+});
 
 builder.queryFields((t) => ({
-  customers: t.field({
-    type: CustomerPage,
-    description: CUSTOMERS_DESCRIPTION,
-    authScopes: { scope: "customers:read" },
-    args: customerListArgs,
-    input: customerListInput,
-    resolve: (_root, args, ctx, info) => listCustomers(ctx, tenantOf(ctx).storeId, args, info),
-  }),
   customer: t.prismaField({
     type: Customer,
     description: "One customer of the store; another store's id is NOT_FOUND.",

@@ -2,7 +2,8 @@ import type { InputShapeFromFields } from "@pothos/core";
 import { queryFromInfo } from "@pothos/plugin-prisma";
 import { builder } from "../../platform/schema/builder.js";
 import type { GraphQLResolveInfo } from "graphql";
-import { STORE_READ, storeIdOf, tenantOf, type Context } from "../../platform/schema/context.js";
+import { STORE_READ, tenantOf, type Context } from "../../platform/schema/context.js";
+import { byIdArgs, storeField, storePrismaField } from "../../platform/schema/store-fields.js";
 import { runCommand } from "../../platform/schema/commands.js";
 import { AddressInput, AddressRef } from "../store/graphql.js";
 import { NewCustomerInput } from "../customers/graphql.js";
@@ -128,9 +129,6 @@ const orderListArgs = builder.args((t) => ({
   updatedSince: t.field({ type: "DateTime", description: "Only orders with updatedAt at or after this instant" }),
 }));
 
-/** Query.orders and Store.orders take the same arguments. */
-const orderListInput = { args: ORDER_LIST_ARGS };
-
 type OrderListArgs = InputShapeFromFields<typeof orderListArgs>;
 
 /**
@@ -173,46 +171,23 @@ export async function findOrder(db: Tx, storeId: string, id: string, query: Orde
   return order;
 }
 
-const ORDERS_DESCRIPTION = "The store's orders, newest first; with updatedSince, changes oldest first.";
-const ORDER_DESCRIPTION = "One order of the store; another store's id is NOT_FOUND.";
+storeField("orders", {
+  type: OrderPage,
+  description: "The store's orders, newest first; with updatedSince, changes oldest first.",
+  scope: "orders:read",
+  args: orderListArgs,
+  input: { args: ORDER_LIST_ARGS },
+  resolve: (storeId, args, ctx, info) => listOrders(ctx, storeId, args, info),
+});
 
-builder.queryFields((t) => ({
-  orders: t.field({
-    type: OrderPage,
-    description: ORDERS_DESCRIPTION,
-    authScopes: { scope: "orders:read" },
-    args: orderListArgs,
-    input: orderListInput,
-    resolve: (_root, args, ctx, info) => listOrders(ctx, tenantOf(ctx).storeId, args, info),
-  }),
-  order: t.prismaField({
-    type: Order,
-    description: ORDER_DESCRIPTION,
-    authScopes: { scope: "orders:read" },
-    args: { id: t.arg.id({ required: true }) },
-    input: idArgs,
-    resolve: (query, _root, args, ctx) => findOrder(ctx.db, tenantOf(ctx).storeId, args.id, query),
-  }),
-}));
-
-builder.prismaObjectFields("Store", (t) => ({
-  orders: t.field({
-    type: OrderPage,
-    description: ORDERS_DESCRIPTION,
-    authScopes: STORE_READ("orders:read"),
-    args: orderListArgs,
-    input: orderListInput,
-    resolve: (store, args, ctx, info) => listOrders(ctx, storeIdOf(ctx, store), args, info),
-  }),
-  order: t.prismaField({
-    type: Order,
-    description: ORDER_DESCRIPTION,
-    authScopes: STORE_READ("orders:read"),
-    args: { id: t.arg.id({ required: true }) },
-    input: idArgs,
-    resolve: (query, store, args, ctx) => findOrder(ctx.db, storeIdOf(ctx, store), args.id, query),
-  }),
-}));
+storePrismaField("order", {
+  type: Order,
+  description: "One order of the store; another store's id is NOT_FOUND.",
+  scope: "orders:read",
+  args: byIdArgs,
+  input: idArgs,
+  resolve: (query, storeId, args, ctx) => findOrder(ctx.db, storeId, args.id, query),
+});
 
 /** What a batch of Customer.orders shares: one statement per page size and selection. */
 type CustomerOrdersKey = `${number}:${boolean}`;
