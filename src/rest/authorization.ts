@@ -3,7 +3,7 @@ import { isScope, type Scope } from "../platform/auth/scopes.js";
 import { isRecord } from "../platform/json.js";
 import type { Route, RouteInput } from "../platform/route.js";
 import { declaredArgs, type OperationInput } from "../platform/validate.js";
-import { bindInput } from "./binding.js";
+import { bindInput } from "./validate.js";
 
 /*
  * What a route row does not say, read off the GraphQL field its document selects: who may call it and what its input
