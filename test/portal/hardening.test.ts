@@ -233,6 +233,9 @@ describe.skipIf(skipBrowser)("the portal's session stays the partner's own", () 
     const tenant = await createTenant(app);
     const page = await newPage();
     await signIn(page, tenant);
+    // The overview's own read of the store answers first: refused after the disable, it would sign the page out
+    // before the click this test makes, and the click would wait for a link that is gone.
+    await expect.poll(() => page.locator(".facts dd").first().textContent()).toMatch(/^Store /);
     await setApplicationStatus(app.services.db, tenant.clientId, "DISABLED");
     await grantChangeSeen(app);
     await page.getByRole("navigation", { name: "Portal" }).getByRole("link", { name: "Webhooks", exact: true }).click();

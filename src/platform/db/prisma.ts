@@ -33,8 +33,8 @@ function statementName(text: string): string | undefined {
 }
 
 type StatementNameGenerator = NonNullable<NonNullable<ConstructorParameters<typeof PrismaPg>[1]>["statementNameGenerator"]>;
-/** The adapter passes the name to pg as is: `undefined` (past MAX_PREPARED) sends the statement unnamed. */
-const nameStatement = ((query) => statementName(query.sql)) as StatementNameGenerator;
+/** The adapter passes the name to pg as is: an empty one (past MAX_PREPARED) sends the statement unnamed. */
+const nameStatement: StatementNameGenerator = (query) => statementName(query.sql) ?? "";
 
 /**
  * Prisma over a pool of ours (see pool.ts); `$disconnect` ends that pool. Its statements are named unless the pool
