@@ -141,17 +141,19 @@ async function expectedOrders(where: Prisma.OrderWhereInput, orderBy: Prisma.Ord
     },
   });
   // The bench baselines' reference body (every field the REST detail has), with the customer's fields this test asks.
-  return rows.map((o): Record<string, unknown> => ({
-    ...orderBody(o),
-    customer: o.customer && {
-      id: o.customer.id,
-      name: o.customer.name,
-      phone: o.customer.phone,
-      email: o.customer.email,
-      createdAt: iso(o.customer.createdAt),
-      updatedAt: iso(o.customer.updatedAt),
-    },
-  }));
+  return rows.map(
+    (o): Record<string, unknown> => ({
+      ...orderBody(o),
+      customer: o.customer && {
+        id: o.customer.id,
+        name: o.customer.name,
+        phone: o.customer.phone,
+        email: o.customer.email,
+        createdAt: iso(o.customer.createdAt),
+        updatedAt: iso(o.customer.updatedAt),
+      },
+    }),
+  );
 }
 
 const LIST = (customer: string) => `query($limit: Int, $cursor: String, $status: OrderStatus, $updatedSince: DateTime) {
