@@ -39,7 +39,13 @@ export async function createOtelTracer(settings: TracingSettings, log: Logger): 
 
   // SQL statements, one span each, only inside a trace (never the worker's polling on its own). `pg` was loaded
   // by an ES import, which no require hook sees: its Client is patched here as the instrumentation would at load.
-  const statements = new PgInstrumentation({ enabled: false, requireParentSpan: true });
+  // The instrumentation names the database `db.system.name` (the stable conventions); `db.system` too, for backends
+  // that still group by the older name.
+  const statements = new PgInstrumentation({
+    enabled: false,
+    requireParentSpan: true,
+    requestHook: (span) => span.setAttribute("db.system", "postgresql"),
+  });
   statements.setTracerProvider(provider);
   const pgModule = statements.getModuleDefinitions().find((d) => d.name === "pg");
   pgModule?.patch?.(pg);
@@ -116,10 +122,10 @@ class OtelTracer implements Tracer {
 
   start(name: string, options: SpanOptions = {}): Span {
     const { api } = this;
-    const parent = options.root
-      ? api.ROOT_CONTEXT
-      : options.parent
-        ? api.propagation.extract(api.ROOT_CONTEXT, { traceparent: options.parent })
+    const parent = options.parent
+      ? api.propagation.extract(api.ROOT_CONTEXT, { traceparent: options.parent })
+      : options.root
+        ? api.ROOT_CONTEXT
         : api.context.active();
     const links: Api.Link[] = [];
     for (const traceparent of options.links ?? []) {

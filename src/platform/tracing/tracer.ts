@@ -10,7 +10,7 @@ export type Attributes = Record<string, string | number | boolean | undefined>;
 export interface SpanOptions {
   kind?: SpanKind;
   attributes?: Attributes;
-  /** The span continues this W3C `traceparent` (an incoming request's, a job's) instead of the active span. */
+  /** The span continues this W3C `traceparent` (an incoming request's, a job's) instead of the active span or `root`. */
   parent?: string | null;
   /** Starts a trace of its own, whatever span is active. */
   root?: boolean;
