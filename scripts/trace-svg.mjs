@@ -22,11 +22,18 @@ const t0 = spans.reduce((m, s) => (s.start < m ? s.start : m), spans[0].start);
 const t1 = spans.reduce((m, s) => (s.end > m ? s.end : m), spans[0].end);
 const ms = (ns) => Number(ns) / 1e6;
 const total = ms(t1 - t0);
-const [W, label, rowH] = [1100, 430, 22];
-const scale = (W - label - 20) / total;
+const [W, label, rowH] = [1100, 400, 22];
+const scale = (W - label - 70) / total;
 const kinds = { 1: "#8e7cc3", 2: "#3d85c6", 3: "#e69138", 5: "#6aa84f" };
 const esc = (t) => t.replace(/&/g, "&amp;").replace(/</g, "&lt;");
-const short = (s) => (s.name.startsWith("pg.query") ? `SQL ${String(s.attributes["db.query.text"]).trim().split(/\s+/).slice(0, 4).join(" ")}` : s.name);
+/** A statement by its prepared name (rate_limit_take) or first words; a request by its path and status. */
+function short(s) {
+  const a = s.attributes;
+  if (s.name.startsWith("pg.query"))
+    return `SQL ${a["db.postgresql.plan"] && !String(a["db.postgresql.plan"]).startsWith("prisma_") ? a["db.postgresql.plan"] : String(a["db.query.text"]).trim().split(/\s+/).slice(0, 4).join(" ")}`;
+  if (a["url.full"]) return `${s.name} ${new URL(String(a["url.full"])).pathname} → ${a["http.response.status_code"]}`;
+  return s.name;
+}
 let body = "";
 rows.forEach(({ s, depth }, i) => {
   const y = 40 + i * rowH;

@@ -127,12 +127,6 @@ describe("tracing on, API and worker in one process (OTLP protobuf)", () => {
     // WEBHOOK_SEND_TRACEPARENT=true: each receiver got the traceparent of its request's CLIENT span.
     const sent = receiver.all.map((r) => r.headers.traceparent);
     for (const client of clients) expect(sent).toContain(`00-${traceId}-${client.spanId}-01`);
-    // scripts/trace-svg.mjs draws docs/images/trace.svg from these.
-    if (process.env.TRACE_SPANS_OUT)
-      writeFileSync(
-        process.env.TRACE_SPANS_OUT,
-        JSON.stringify(inTrace(traceId), (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
-      );
   });
 
   it("the retry of a failed delivery is a trace of its own, linked to the write's", async () => {
@@ -207,6 +201,12 @@ describe("a worker process of its own (OTLP JSON), WEBHOOK_SEND_TRACEPARENT unse
     const job = inTrace(traceId).find((s) => s.name === "fan_out_event process");
     expect(job?.encoding).toBe("json");
     expect(inTrace(traceId).find((s) => s.name === "commit")?.spanId).toBe(job?.parentSpanId);
+    // The API's and the worker process's spans: scripts/trace-svg.mjs draws docs/images/trace.svg from these.
+    if (process.env.TRACE_SPANS_OUT)
+      writeFileSync(
+        process.env.TRACE_SPANS_OUT,
+        JSON.stringify(inTrace(traceId), (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)),
+      );
     const delivered = receiver.all.slice(before);
     expect(delivered.length).toBeGreaterThanOrEqual(2);
     for (const r of delivered) expect(r.headers.traceparent).toBeUndefined();
