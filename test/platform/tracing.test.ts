@@ -139,6 +139,21 @@ describe("tracing on, API and worker in one process (OTLP protobuf)", () => {
     expect(client.attributes["http.response.status_code"]).toBe(200);
   });
 
+  it("a /graphql operation is a span of its own, the child of the request's", async () => {
+    const traceId = hexId(16);
+    const res = await fetch(`${app.baseUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${tenant.token}`, traceparent: `00-${traceId}-${hexId(8)}-01` },
+      body: JSON.stringify({ query: "query StoreName { store { name } }" }),
+    });
+    expect(res.status).toBe(200);
+    const operation = await spanWhere("the operation's span", () => inTrace(traceId).find((s) => s.name === "query StoreName"));
+    const server = await spanWhere("the SERVER span", () => inTrace(traceId).find((s) => s.kind === SERVER));
+    expect(server.name).toBe("POST /graphql");
+    expect(operation.parentSpanId).toBe(server.spanId);
+    expect(operation.attributes).toMatchObject({ "graphql.operation.type": "query", "graphql.operation.name": "StoreName" });
+  });
+
   it("the event row keeps the traceparent of the transaction that committed it", async () => {
     const event = await app.services.db.event.findFirst({ where: { traceparent: { startsWith: `00-${traceId}-` } } });
     const commit = inTrace(traceId).find((s) => s.name === "commit");
