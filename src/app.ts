@@ -24,6 +24,7 @@ import { postgresWriteMarks, ReadRouter, redisWriteMarks } from "./platform/db/r
 import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metrics.js";
 import { SharedRedis } from "./platform/redis.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
+import { startTracing } from "./platform/tracing/start.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -75,6 +76,8 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     for (const fn of [...closers].reverse()) await fn();
   };
   try {
+    // First in, last out: spans of the whole start and stop are exported before the process ends.
+    closers.push(await startTracing(config, log));
     const database = await openDatabase(config, log);
     closers.push(() => database.stop());
     // Migrations take a session advisory lock, which a pooler in transaction mode cannot hold.

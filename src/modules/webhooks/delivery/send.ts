@@ -4,6 +4,7 @@ import type { WaitOutside } from "../../../platform/outside.js";
 import { checkWebhookUrl } from "../url-safety.js";
 import { sendWebhook, type SendWebhookResult } from "../send.js";
 import { deliveryHeaders, envelopeBody } from "../message.js";
+import { traceDeliveryRequest } from "../trace.js";
 import { decryptSecret, type Claimed } from "./prepare.js";
 
 /** The send step: render and sign the message, re-check the URL, POST; and how the attempt ended, as metrics count it. */
@@ -57,7 +58,9 @@ export async function send(services: Services, deliveryId: string, c: Claimed, w
         refused: true,
       };
     }
-    const result = await sendWebhook({ url: check.url, address: check.addresses[0], headers, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
-    return { result, headers, body, refused: false };
+    const { result, headers: sent } = await traceDeliveryRequest(check.url, headers, config.WEBHOOK_SEND_TRACEPARENT, (traced) =>
+      sendWebhook({ url: check.url, address: check.addresses[0], headers: traced, body, timeoutMs: config.WEBHOOK_TIMEOUT_MS }),
+    );
+    return { result, headers: sent, body, refused: false };
   });
 }
