@@ -7,6 +7,7 @@ import { fanOutEvent } from "./tasks/fan-out-event.js";
 import { deliverWebhook } from "./tasks/deliver-webhook.js";
 import { cleanupEvents } from "./tasks/cleanup-events.js";
 import { simulateOrder } from "./tasks/simulate-order.js";
+import { runExportTask } from "./tasks/run-export.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
@@ -18,6 +19,7 @@ export function taskList(services: Services): TaskList {
     deliver_webhook: deliverWebhook(services),
     cleanup_events: cleanupEvents(services),
     simulate_order: simulateOrder(services),
+    run_export: runExportTask(services),
   };
 }
 
