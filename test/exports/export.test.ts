@@ -4,8 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 import { createCatalog, createCustomer, createOrder } from "../helpers/fixtures.js";
+import { once } from "node:events";
 import { startReceiver, waitFor, type Receiver } from "../webhooks/receiver.js";
+import { WorkerProcesses } from "../helpers/process.js";
 import { startWorker } from "../../workers/runner.js";
+import { LOCK_CLASS } from "../../workers/crash-recovery.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { changeOrderStatus } from "../../src/modules/orders/service.js";
 import { exportLink } from "../../src/modules/exports/service.js";
@@ -34,6 +37,7 @@ let worker: Runner;
 let receiver: Receiver;
 let tenant: Tenant;
 let other: Tenant;
+const workers = new WorkerProcesses();
 
 beforeAll(async () => {
   app = await startTestApp({
@@ -50,6 +54,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  workers.killAll();
   await worker?.stop();
   await receiver?.close();
   destroyWebhookAgents();
@@ -276,3 +281,44 @@ it("runs a store's exports one at a time, the others queued, and removes them af
   expect(await app.services.db.exportChunk.count({ where: { exportId: { in: ids } } })).toBe(0);
   expect((await get(`/public/v1/exports/${ids[0]}`)).status).toBe(404);
 });
+
+it("a worker killed mid-export leaves no file, and the export completes once, correct, on the next worker", async () => {
+  await worker.stop();
+  const child = await workers.start(app.databaseUrl, { DB_POOL_SIZE: "5" });
+  let exportId = "";
+  // The export is held inside its snapshot transaction by a lock on the order table, then its worker dies.
+  await app.services.db.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`lock table "Order" in access exclusive mode`);
+      exportId = (await requestExport({ resource: "orders" })).body.id;
+      await waitFor("the export to wait on the order table", async () => {
+        const rows = await app.services.pool.query(`select 1 from pg_locks where relation = '"Order"'::regclass and not granted`);
+        return rows.rowCount;
+      });
+      child.kill("SIGKILL");
+      await once(child, "exit");
+    },
+    { timeout: 20_000 },
+  );
+  const during = await get<ExportBody>(`/public/v1/exports/${exportId}`);
+  expect(during.body).toMatchObject({ status: "running", url: null });
+  expect((await download(`${app.baseUrl}/public/v1/exports/${exportId}/file`, { authorization: `Bearer ${tenant.token}` })).status).toBe(409);
+
+  // A new worker finds the dead one's job at its start and runs it again, once PostgreSQL has let go of the dead one's
+  // liveness lock and the job has been locked longer than crash recovery's grace period (2 s).
+  await waitFor("the dead worker's job to be recoverable", async () => {
+    const { rows } = await app.services.pool.query<{ n: number; held: number }>(
+      `select (select count(*)::int from pg_locks where locktype = 'advisory' and classid = $1::bigint::oid) as held,
+        (select count(*)::int from graphile_worker.jobs where locked_by is not null and locked_at < now() - interval '2 seconds') as n`,
+      [LOCK_CLASS],
+    );
+    return rows[0].held === 0 && rows[0].n > 0;
+  });
+  worker = await startWorker(app.services, app.databaseUrl);
+  const done = await completed(exportId);
+  const lines = linesOf((await download(done.url ?? "")).bytes);
+  expect(lines).toHaveLength(await listCount("/public/v1/orders"));
+  expect(new Set(lines.map((l) => l.id)).size).toBe(lines.length);
+  const events = await app.services.db.event.findMany({ where: { storeId: tenant.storeId, type: "export.completed" } });
+  expect(events.filter((e) => (e.data as { exportId?: string }).exportId === exportId)).toHaveLength(1);
+}, 30_000);
