@@ -302,6 +302,7 @@ it("a worker killed mid-export leaves no file, and the export completes once, co
   );
   const during = await get<ExportBody>(`/public/v1/exports/${exportId}`);
   expect(during.body).toMatchObject({ status: "running", url: null });
+  expect(await app.services.db.exportChunk.count({ where: { exportId } })).toBe(0);
   expect((await download(`${app.baseUrl}/public/v1/exports/${exportId}/file`, { authorization: `Bearer ${tenant.token}` })).status).toBe(409);
 
   // A new worker finds the dead one's job at its start and runs it again, once PostgreSQL has let go of the dead one's

@@ -4,13 +4,14 @@ import { createGzip } from "node:zlib";
 import { ApiError } from "../../platform/errors.js";
 import { emitEvent } from "../../platform/events/outbox.js";
 import type { Services } from "../../platform/services.js";
+import type { Tx } from "../../platform/db/prisma.js";
 import type { PartnerPrincipal } from "../../platform/auth/principal.js";
 import { isScope } from "../../platform/auth/scopes.js";
 import { createContext } from "../../platform/schema/context.js";
 import { apiVersionOf } from "../../platform/versions.js";
 import { EXPORT_PLANS } from "./documents.js";
 import { EXPORT_SCOPES, EXPORT_TASK, resourceOf, type ExportResource } from "./service.js";
-import { enqueueExport, lockStoreExports, snapshotSequence } from "./sql.js";
+import { enqueueExport, holdExport, lockStoreExports, snapshotSequence } from "./sql.js";
 
 export interface RunExportPayload {
   exportId: string;
@@ -57,14 +58,15 @@ interface Written {
 }
 
 /**
- * Writes the file: in one REPEATABLE READ transaction (on a replica that has the export's request, when replicas are
- * configured), the store's event sequence first, then the resource a page at a time, each object rendered as its
- * GET-by-id route answers it in the export's version, one JSON line each, through gzip into chunks of
- * EXPORT_CHUNK_BYTES written to the primary as they fill: memory holds a page and a chunk, whatever the store's size.
- * The chunks of an earlier attempt are replaced; none is served before the export is completed.
+ * Writes the file with `writer` (the attempt's transaction on the primary): in one REPEATABLE READ transaction (on a
+ * replica that has the export's request, when replicas are configured), the store's event sequence first, then the
+ * resource a page at a time, each object rendered as its GET-by-id route answers it in the export's version, one JSON
+ * line each, through gzip into chunks of EXPORT_CHUNK_BYTES written as they fill: memory holds a page and a chunk,
+ * whatever the store's size.
  */
 async function writeFile(
   services: Services,
+  writer: Tx,
   exportId: string,
   storeId: string,
   resource: ExportResource,
@@ -75,7 +77,6 @@ async function writeFile(
   const principal = await readerOf(services, exportId, resource);
   const apiVersion = apiVersionOf(version);
   const plan = EXPORT_PLANS[resource];
-  await db.exportChunk.deleteMany({ where: { exportId } });
   const reader = (await services.reads.readDb(principal)) ?? db;
   let objectCount = 0;
   let bytes = 0;
@@ -100,7 +101,7 @@ async function writeFile(
           const data = Buffer.concat(held);
           held = [];
           size = 0;
-          await db.exportChunk.create({ data: { exportId, position: position++, data } });
+          await writer.exportChunk.create({ data: { exportId, position: position++, data } });
           bytes += data.length;
         };
         for await (const piece of source) {
@@ -124,11 +125,13 @@ const WAIT_FOR_STORE_MS = 500;
 /**
  * Makes the export running unless another export of its store runs or was requested before it and waits (one at a
  * time per store, in the order requested), in a transaction that holds the store's exports. A running export is its
- * own (a rerun after a crash), so it goes on.
+ * own (a rerun after a crash), so it goes on, unless an attempt holds it (a duplicated job): that one finishes it.
  */
 async function claimExport(services: Services, mine: { id: string; storeId: string; createdAt: Date }): Promise<boolean> {
   return services.db.$transaction(async (tx) => {
     await tx.$queryRaw(lockStoreExports(mine.storeId));
+    const held = await tx.$queryRaw<unknown[]>(holdExport(mine.id));
+    if (held.length === 0) return false;
     const earlier = [{ createdAt: { lt: mine.createdAt } }, { createdAt: mine.createdAt, id: { lt: mine.id } }];
     const busy = await tx.export.count({
       where: { storeId: mine.storeId, NOT: { id: mine.id }, OR: [{ status: "running" }, { status: "queued", OR: earlier }] },
@@ -144,9 +147,10 @@ async function claimExport(services: Services, mine: { id: string; storeId: stri
 }
 
 /**
- * One attempt of an export's job. The export turns running, its file is written, and then one transaction makes it
- * completed and emits export.completed: a crash before that leaves it running with no file served, and the job's next
- * attempt writes the file again. The last attempt that fails makes it failed and emits export.failed.
+ * One attempt of an export's job. The export turns running; then one transaction on the primary holds its row, writes
+ * its chunks, makes it completed and emits export.completed: a crash before the commit leaves it running with no
+ * chunk at all, and the job's next attempt writes the file again. The last attempt that fails makes it failed and
+ * emits export.failed.
  */
 export async function runExport(services: Services, exportId: string, attempt: { last: boolean }): Promise<void> {
   const { db, config, log } = services;
@@ -156,29 +160,29 @@ export async function runExport(services: Services, exportId: string, attempt: {
   if (!(await claimExport(services, row))) return;
   const resource = resourceOf(row.resource);
   try {
-    const written = await writeFile(services, exportId, row.storeId, resource, row.updatedSince, row.apiVersion);
-    await db.$transaction(async (tx) => {
-      const now = new Date();
-      const { count } = await tx.export.updateMany({
-        where: { id: exportId, status: "running" },
-        data: {
-          status: "completed",
-          objectCount: written.objectCount,
-          bytes: written.bytes,
-          sequence: written.sequence,
-          completedAt: now,
-          removeAt: new Date(now.getTime() + config.EXPORT_RETENTION_HOURS * 3_600_000),
-        },
-      });
-      if (count > 0) {
-        await emitEvent(tx, row.storeId, "export.completed", {
-          exportId,
-          resource,
-          objectCount: written.objectCount,
-          sequence: Number(written.sequence),
+    const written = await db.$transaction(
+      async (tx) => {
+        // The row stays locked until the commit: a duplicated job of this export finds it held and leaves it.
+        if ((await tx.$queryRaw<unknown[]>(holdExport(exportId))).length === 0) return null;
+        const file = await writeFile(services, tx, exportId, row.storeId, resource, row.updatedSince, row.apiVersion);
+        const now = new Date();
+        await tx.export.update({
+          where: { id: exportId },
+          data: {
+            status: "completed",
+            objectCount: file.objectCount,
+            bytes: file.bytes,
+            sequence: file.sequence,
+            completedAt: now,
+            removeAt: new Date(now.getTime() + config.EXPORT_RETENTION_HOURS * 3_600_000),
+          },
         });
-      }
-    });
+        await emitEvent(tx, row.storeId, "export.completed", { exportId, resource, objectCount: file.objectCount, sequence: Number(file.sequence) });
+        return file;
+      },
+      { timeout: config.EXPORT_TIMEOUT_MS, maxWait: config.DB_CONNECTION_TIMEOUT_MS },
+    );
+    if (!written) return;
     log.info({ exportId, resource, objectCount: written.objectCount, bytes: written.bytes }, "export completed");
   } catch (err) {
     const refused = err instanceof ExportRefused;
@@ -195,7 +199,6 @@ export async function runExport(services: Services, exportId: string, attempt: {
         where: { id: exportId },
         data: { status: "failed", error, completedAt: now, removeAt: new Date(now.getTime() + config.EXPORT_RETENTION_HOURS * 3_600_000) },
       });
-      await tx.exportChunk.deleteMany({ where: { exportId } });
       await emitEvent(tx, row.storeId, "export.failed", { exportId, resource, error });
     });
   }

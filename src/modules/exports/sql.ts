@@ -21,3 +21,10 @@ export const lockStoreExports = (storeId: string) => Prisma.sql`select pg_adviso
  */
 export const snapshotSequence = (storeId: string) =>
   Prisma.sql`select coalesce((select "last" from "StoreEventSequence" where "storeId" = ${storeId}::uuid), 0)::text as "last"`;
+
+/**
+ * Locks an export that is still to be written (queued or running) until the transaction ends; no row when it is done
+ * or another transaction holds it (SKIP LOCKED: an attempt never waits for another attempt of the same export).
+ */
+export const holdExport = (exportId: string) =>
+  Prisma.sql`select id from "Export" where id = ${exportId}::uuid and status in ('queued', 'running') for update skip locked`;
