@@ -29,8 +29,11 @@ import { createPortal, type Portal } from "./portal.js";
 import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
 import type { WaitOutside } from "../platform/outside.js";
-import { exportFileId, openExportFile } from "../modules/exports/file.js";
+import { openExportFile } from "../modules/exports/file.js";
 import { sendExportFile } from "./export-file.js";
+
+/** An export's file, `/public/v1/exports/{id}/file` (its id): streamed here, not a JSON route. */
+const EXPORT_FILE_PATH = /^\/public\/v1\/exports\/([^/]+)\/file$/;
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -345,8 +348,8 @@ class Dispatcher {
     const { services } = this;
     const method = req.method ?? "GET";
     const path = url.pathname;
-    const exportId = exportFileId(path);
-    if (exportId !== null) return this.exportFile({ req, res, url, pctx, seen }, exportId);
+    const exportId = EXPORT_FILE_PATH.exec(path)?.[1];
+    if (exportId !== undefined) return this.exportFile({ req, res, url, pctx, seen }, exportId);
     this.rest.recognize(res, method, path);
     // Every answer names its version: the latest until the request's Api-Version is read, then the requested one
     // until the grant shows the pin (an answer before it, to no or a refused credential, is the same in every

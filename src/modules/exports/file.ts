@@ -5,11 +5,6 @@ import type { PartnerPrincipal } from "../../platform/auth/principal.js";
 import { isUuid } from "../../platform/uuid.js";
 import { checkExportScope, checkLink, resourceOf } from "./service.js";
 
-/** The path of an export's file, `/public/v1/exports/{id}/file`: its id, or null for any other path. */
-export function exportFileId(path: string): string | null {
-  return /^\/public\/v1\/exports\/([^/]+)\/file$/.exec(path)?.[1] ?? null;
-}
-
 /** Who asks for a file: a partner token (its Application's exports on its store), or a signed link (its export). */
 export type FileAccess = { principal: PartnerPrincipal } | { expires: string | null; signature: string | null };
 
