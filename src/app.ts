@@ -25,6 +25,9 @@ import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metri
 import { SharedRedis } from "./platform/redis.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
 import { startTracing } from "./platform/tracing/start.js";
+import { schema } from "./graphql/schema.js";
+import { routes } from "./rest/routes.js";
+import { publicAnswers } from "./rest/answers.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -136,6 +139,7 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
       pacer,
       streams,
       metrics,
+      answers: publicAnswers(schema, routes, config.publicBaseUrl),
     };
     registerPlatformMetrics(metrics, services);
     registerWebhookMetrics(metrics, services);

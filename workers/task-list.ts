@@ -8,6 +8,7 @@ import { deliverWebhook } from "./tasks/deliver-webhook.js";
 import { cleanupEvents } from "./tasks/cleanup-events.js";
 import { simulateOrder } from "./tasks/simulate-order.js";
 import { jobSpans } from "./tracing.js";
+import { runExportTask } from "./tasks/run-export.js";
 
 /** Every graphile-worker task of the service, by snake_case identifier. */
 export function taskList(services: Services): TaskList {
@@ -20,6 +21,7 @@ export function taskList(services: Services): TaskList {
     deliver_webhook: traced("deliver_webhook", deliverWebhook(services)),
     cleanup_events: traced("cleanup_events", cleanupEvents(services)),
     simulate_order: traced("simulate_order", simulateOrder(services)),
+    run_export: traced("run_export", runExportTask(services)),
   };
 }
 

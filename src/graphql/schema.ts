@@ -9,5 +9,6 @@ import "../modules/sandbox/graphql.js";
 import "../modules/webhooks/graphql.js";
 import "../modules/events/graphql.js";
 import "../modules/versions/graphql.js";
+import "../modules/exports/graphql.js";
 
 export const schema = deprecateRemovedFields(builder.toSchema({ sortSchema: true }));

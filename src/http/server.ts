@@ -30,6 +30,11 @@ import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
 import type { WaitOutside } from "../platform/outside.js";
 import { type Span, tracer } from "../platform/tracing/tracer.js";
+import { openExportFile } from "../modules/exports/file.js";
+import { sendExportFile } from "./export-file.js";
+
+/** An export's file, `/public/v1/exports/{id}/file` (its id): streamed here, not a JSON route. */
+const EXPORT_FILE_PATH = /^\/public\/v1\/exports\/([^/]+)\/file$/;
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -354,6 +359,8 @@ class Dispatcher {
     const { services } = this;
     const method = req.method ?? "GET";
     const path = url.pathname;
+    const exportId = EXPORT_FILE_PATH.exec(path)?.[1];
+    if (exportId !== undefined) return this.exportFile({ req, res, url, pctx, seen }, exportId);
     this.rest.recognize(res, method, path);
     // Every answer names its version: the latest until the request's Api-Version is read, then the requested one
     // until the grant shows the pin (an answer before it, to no or a refused credential, is the same in every
@@ -374,6 +381,37 @@ class Dispatcher {
       },
       flowOf(claims, req.headers.authorization),
     );
+  }
+
+  /**
+   * An export's file (extension to the contract): with a partner token as any route, or without one by the signed
+   * link the export's `url` is. The checks hold an admission slot; the download streams without one.
+   */
+  private async exportFile({ req, res, url, seen }: Exchange, id: string): Promise<void> {
+    const { services } = this;
+    const method = req.method ?? "GET";
+    if (method !== "GET" && method !== "HEAD") {
+      throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET, HEAD" });
+    }
+    const { authorization } = req.headers;
+    const signature = url.searchParams.get("signature");
+    if (!authorization && signature === null) {
+      throw new ApiError("UNAUTHORIZED", "Send Authorization: Bearer <access_token>, or use the signed link in the export's `url`.");
+    }
+    const claims = authorization ? await verifiedPartnerClaims(services, authorization) : null;
+    const file = await this.admitted(
+      req,
+      res,
+      async () => {
+        if (!authorization) return openExportFile(services.db, services.box, id, { expires: url.searchParams.get("expires"), signature }, Date.now());
+        const principal = await resolvePrincipal(services, authorization, (partner) => this.limits.admit(res, partner), claims);
+        seen.principal = principal;
+        if (principal.kind !== "partner") throw new ApiError("FORBIDDEN", "The public API is for partner tokens; administrators use /graphql.");
+        return openExportFile(services.db, services.box, id, { principal }, Date.now());
+      },
+      flowOf(claims, authorization),
+    );
+    await sendExportFile(services, req, res, file);
   }
 }
 

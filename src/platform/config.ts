@@ -298,6 +298,16 @@ const envSchema = z
      */
     GRAPHQL_STREAM_CHECK_MS: positiveInt.max(5000, "must be at most 5000").default(2000),
     EVENT_RETENTION_DAYS: positiveInt.default(30),
+    /** How long a bulk export's signed download link (its `url`) works, in seconds (default 3600). */
+    EXPORT_URL_TTL_SECONDS: positiveInt.default(3600),
+    /** How long a bulk export and its file are kept after it ends, in hours (default 24); the events' sweep removes them. */
+    EXPORT_RETENTION_HOURS: positiveInt.default(24),
+    /** The size of the pieces an export's gzip file is stored in, in bytes (default 1048576): what its job holds in memory. */
+    EXPORT_CHUNK_BYTES: positiveInt.min(1024, "must be at least 1024").default(1_048_576),
+    /** How many times an export's job runs before the export is failed (default 3). */
+    EXPORT_MAX_ATTEMPTS: positiveInt.max(25, "must be at most 25").default(3),
+    /** The longest one export may read its snapshot, in milliseconds (default 3600000); past it the attempt fails. */
+    EXPORT_TIMEOUT_MS: positiveInt.default(3_600_000),
     /**
      * Deprecated API versions, each with the date it was deprecated: "2026-11-20=2027-01-15". Their responses carry
      * Deprecation and a Link to /public/v1/versions; they keep being served. Default: none.

@@ -50,6 +50,7 @@ export const PRODUCT = {
 export const ENDPOINT_ID = "b1b72eba-6f97-44af-8dfb-fad5369a528d";
 export const DELIVERY_ID = "76001c39-2d68-4fdf-8a84-e52a7d16b087";
 export const EVENT_ID = "96d280a2-ddeb-43db-bd67-2cb266c90f77";
+export const EXPORT_ID = "4be0c3a1-5f0e-4e43-9a8d-2f7c0b6e1d21";
 export const WEBHOOK_URL = "https://erp.example.com/webhooks/bella-napoli";
 /** An id nothing has, for the not-found examples. */
 export const UNKNOWN_ID = "0b6c3c8e-6f3e-4a5e-9d57-2f1c1c9a4b10";

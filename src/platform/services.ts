@@ -13,6 +13,7 @@ import type { Pacer } from "./pace/pacer.js";
 import type { ReadRouter } from "./db/replicas.js";
 import type { LiveStreams } from "./streams.js";
 import type { Registry } from "prom-client";
+import type { PublicAnswers } from "./answers.js";
 
 /** The long-lived parts one process shares between requests and jobs. */
 export interface Services {
@@ -45,4 +46,6 @@ export interface Services {
   streams: LiveStreams;
   /** The process's Prometheus registry: the platform and each domain register their series on it, /metrics exposes it. */
   metrics: Registry;
+  /** Runs public API operations and renders their answers in an API version outside a request (a bulk export's job). */
+  answers: PublicAnswers;
 }

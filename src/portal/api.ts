@@ -130,6 +130,22 @@ export interface StoreEvent {
   data: unknown;
 }
 
+/** A bulk export of the store (extension to the contract); `url` downloads its file without a token until `expiresAt`. */
+export interface Export {
+  id: string;
+  resource: string;
+  status: string;
+  objectCount: number | null;
+  bytes: number | null;
+  sequence: number | null;
+  apiVersion: string;
+  createdAt: string;
+  completedAt: string | null;
+  expiresAt: string | null;
+  url: string | null;
+  error: string | null;
+}
+
 export interface Order {
   id: string;
   orderNumber: number;
@@ -492,6 +508,10 @@ export const api = {
     return { data: body.data, hasMore: body.pagination.hasMore, cursor: body.pagination.nextCursor };
   },
   followEvents,
+
+  exports: async (cursor?: string) =>
+    pageOf(await send<{ data: Export[]; pagination: { hasMore: boolean; nextCursor: string | null } }>("GET", "/public/v1/exports", { query: { cursor } })),
+  createExport: async (resource: string) => (await send<Export>("POST", "/public/v1/exports", { body: { resource } })).body,
 
   seed: async () => (await send<{ categories: number; products: number; customers: number }>("POST", "/public/v1/sandbox/seed")).body,
   createSandboxOrder: async (scenario: string, notes: string) =>

@@ -47,7 +47,7 @@ export async function subscribableTypes(): Promise<string[]> {
 /**
  * The types the event feed and the live stream can return to a token with these scopes: each type needs its read
  * scope, and the `webhook.*` types (the test event, and the operational events about an Application's own
- * endpoints) reach partners by webhook only, never through the feed.
+ * endpoints) reach partners by webhook only, never through the feed (an export's events are in it).
  */
 export async function feedTypes(scopes: readonly string[]): Promise<string[]> {
   return (await eventCatalog()).filter((e) => !e.type.startsWith("webhook.") && scopes.includes(e.scope)).map((e) => e.type);

@@ -7,6 +7,7 @@ import { Delivery } from "./pages/delivery.js";
 import { Endpoint } from "./pages/endpoint.js";
 import { Events } from "./pages/events.js";
 import { EventTypes } from "./pages/event-types.js";
+import { Exports } from "./pages/exports.js";
 import { Overview } from "./pages/overview.js";
 import { Sandbox } from "./pages/sandbox.js";
 import { SignIn } from "./pages/sign-in.js";
@@ -25,6 +26,7 @@ const NAV: { page: PageName; label: string; sandboxOnly?: boolean }[] = [
   { page: "deliveries", label: "Deliveries" },
   { page: "events", label: "Events" },
   { page: "event-types", label: "Event types" },
+  { page: "exports", label: "Exports" },
   { page: "sandbox", label: "Sandbox", sandboxOnly: true },
 ];
 
@@ -61,6 +63,8 @@ function Content({ route, session }: { route: Route; session: Session }) {
       return <Events session={session} />;
     case "event-types":
       return <EventTypes />;
+    case "exports":
+      return <Exports session={session} />;
     case "sandbox":
       return session.environment === "SANDBOX" ? <Sandbox /> : <Overview session={session} />;
     default:

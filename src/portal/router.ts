@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
  * reaches it. A fragment holding a portal link (`#link_secret=…`) is not a route: `takeLinkSecret` takes it.
  */
 
-export const PAGES = ["overview", "webhooks", "deliveries", "events", "event-types", "sandbox"] as const;
+export const PAGES = ["overview", "webhooks", "deliveries", "events", "event-types", "exports", "sandbox"] as const;
 export type PageName = (typeof PAGES)[number];
 
 export interface Route {

@@ -7,6 +7,7 @@ import { sandboxExamples } from "../modules/sandbox/examples.js";
 import { storeExamples } from "../modules/store/examples.js";
 import { applicationExamples } from "../modules/versions/examples.js";
 import { webhookExamples } from "../modules/webhooks/examples.js";
+import { exportExamples } from "../modules/exports/examples.js";
 import { platformExamples } from "./platform-examples.js";
 
 /**
@@ -24,6 +25,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   ...webhookExamples,
   ...eventExamples,
   ...applicationExamples,
+  ...exportExamples,
 };
 
 /** One example per shared problem response, so every error status shows a realistic body. */

@@ -138,6 +138,10 @@ one name per concept (\`orderNumber\` and \`total\` for orders, \`nextCursor\` f
   \`Idempotency-Key\`, so one that completed after all is replayed rather than repeated. On \`/graphql\` such a
   failure inside an operation is an error with \`extensions.code\` \`SERVICE_UNAVAILABLE\`, and the response
   carries \`Retry-After\`.
+- **Bulk export** (extension to the contract). \`POST /public/v1/exports\` \`{ resource, updatedSince? }\` writes
+  the store's orders, customers or products as gzip-compressed JSON Lines, each line as its GET-by-id route answers
+  it in the request's version, from one snapshot whose event sequence is \`sequence\`: load the file, then read the
+  feed with \`after\` = \`sequence\`, and nothing is missed or repeated.
 - **Sandbox.** \`POST /public/v1/sandbox/seed\` fills the token's own sandbox store with a deterministic
   fake catalog and customers (calling it again duplicates nothing). \`POST /public/v1/sandbox/orders\`
   with \`{ "scenario" }\` (\`delivery\`, \`pickup\`, \`scheduled\`, \`cash\`, \`online_payment\`,
@@ -159,6 +163,11 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   Events: "The store's event feed (extension to the contract): the envelopes webhooks carry, read back in sequence order.",
   Sandbox: "Fake data for SANDBOX stores. SANDBOX tokens only.",
   Application: "The token's own Application and the API version it is pinned to (extension to the contract).",
+  Exports:
+    "Bulk exports (extension to the contract): a store's orders, customers or products as one gzip-compressed JSON Lines file read from " +
+    "one snapshot, then the event feed after its `sequence`. The file downloads from `GET /public/v1/exports/{id}/file` " +
+    "(`application/gzip`, `Content-Length`, single byte ranges) with the token, or without one from the signed `url` until `expiresAt`; " +
+    "an altered or expired link is 403, an export not completed 409.",
   Contract: "This document and the API versions, machine-readable.",
   "Webhook events": "What the service POSTs to your webhook endpoints.",
 };

@@ -185,6 +185,7 @@ export class RestRouter {
       // A GET reads only: it runs where the caller's reads go (a replica that has its writes, else the primary).
       const readDb = (route.method === "GET" && !transaction && (await reads.readDb(principal))) || this.services.db;
       const ctx = createContext(this.services, principal, r.requestId, transaction ?? null, r.waitOutside, readDb);
+      ctx.answerVersion = version;
       markInputChecked(ctx);
       const runOperation: RunOperation = async <Result>(document: Route["document"], variables: Record<string, unknown>) => {
         const data = await this.runOperation({ operationId: route.operationId, document, variables }, ctx);

@@ -7,6 +7,7 @@ import { sandboxRoutes } from "../modules/sandbox/routes.js";
 import { webhookRoutes } from "../modules/webhooks/routes.js";
 import { eventRoutes } from "../modules/events/routes.js";
 import { applicationRoutes } from "../modules/versions/routes.js";
+import { exportRoutes } from "../modules/exports/routes.js";
 
 /** Every /public/v1 route. The router, the validators and the OpenAPI document are all built from this list. */
 export const routes: Route[] = [
@@ -18,4 +19,5 @@ export const routes: Route[] = [
   ...webhookRoutes,
   ...eventRoutes,
   ...applicationRoutes,
+  ...exportRoutes,
 ];

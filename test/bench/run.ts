@@ -24,6 +24,7 @@ import { readRoutes, someOrders } from "./lib/read-routes.js";
 import { benchMemory, peakRssVerdict } from "./memory.js";
 import { benchLimiter } from "./limiter.js";
 import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js";
+import { benchExport } from "./export.js";
 
 /**
  * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
@@ -32,7 +33,7 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,tracing,memory,limiter,latency,throughput,fairness
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,tracing,memory,limiter,latency,throughput,fairness,export
  *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
  *   npm run bench -- --only reads,writes,throughput --before /tmp/before
  *                                     also another build (a checkout with its dist/ built, see prepare-before.sh) as a
@@ -47,7 +48,21 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "tracing", "memory", "limiter", "latency", "throughput", "fairness"] as const;
+const MODULES = [
+  "reads",
+  "deep",
+  "profile",
+  "feed",
+  "sequence",
+  "writes",
+  "tracing",
+  "memory",
+  "limiter",
+  "latency",
+  "throughput",
+  "fairness",
+  "export",
+] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -87,11 +102,15 @@ const settings: Settings = {
 // the stores their tenants need.
 const readModules: ModuleName[] = ["reads", "deep", "profile"];
 const deliveryOnly = !readModules.some(wants);
-const datasetOptions: DatasetOptions = deliveryOnly
-  ? { stores: TENANTS + 1, deepOrders: 100, ordersPerStore: 1 }
-  : quick
-    ? { stores: 250, deepOrders: 520_000, ordersPerStore: 100 }
-    : DEFAULT_DATASET;
+/** The export module alone reads one store: the largest store of production, about 133,700 orders (20,000 with --quick). */
+const exportOnly = only.size === 1 && wants("export");
+const datasetOptions: DatasetOptions = exportOnly
+  ? { stores: 2, deepOrders: quick ? 20_000 : 133_700, ordersPerStore: 1 }
+  : deliveryOnly
+    ? { stores: TENANTS + 1, deepOrders: 100, ordersPerStore: 1 }
+    : quick
+      ? { stores: 250, deepOrders: 520_000, ordersPerStore: 100 }
+      : DEFAULT_DATASET;
 const latencySeconds = quick ? 5 : 15;
 const throughputSeconds = quick ? 10 : 60;
 const throughputBaselineSeconds = quick ? 5 : 10;
@@ -275,6 +294,7 @@ async function main(): Promise<void> {
       await receiver.close();
     }
   }
+  if (wants("export")) results.push(await timed("export", () => benchExport(ctx)));
   // Last: the abuse may leave the API process larger, or gone, for any module after it.
   if (wants("fairness")) results.push(await timed("fairness", () => benchFairness(ctx, fairness)));
   results.push(peakRssVerdict());

@@ -955,6 +955,24 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
     { name: "a PRODUCTION token reads its own store's feed", run: async (ctx) => ({ token: await productionToken(ctx) }) },
     { name: "an after above the store's latest sequence is 400", status: 400, run: () => ({ query: { after: "9999999999" } }) },
   ],
+  createExport: [
+    { name: "every order", run: () => ({ body: { resource: "orders" } }) },
+    { name: "customers changed since an instant", run: () => ({ body: { resource: "customers", updatedSince: "2025-03-01T00:00:00.000Z" } }) },
+    forbiddenCase("catalog:read", { body: { resource: "products" } }),
+  ],
+  listExports: [
+    { name: "the Application's exports", run: async (ctx) => (await api(ctx, "POST", "/public/v1/exports", { resource: "products" }), {}) },
+    { name: "a page of one", run: () => ({ query: { limit: 1 } }) },
+  ],
+  getExportById: [
+    {
+      name: "an export of the store",
+      run: async (ctx) => ({
+        path: { id: expectStatus(await api<{ id: string }>(ctx, "POST", "/public/v1/exports", { resource: "orders" }), 202, "an export").id },
+      }),
+    },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId() }) },
+  ],
   getEventById: [
     {
       name: "an event of the store",

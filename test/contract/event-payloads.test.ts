@@ -13,6 +13,8 @@ import { createCatalog, fakeAddress } from "../helpers/fixtures.js";
 import { call, createTenant, graphql, type Tenant } from "../helpers/tenants.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startReceiver, type Receiver } from "../webhooks/receiver.js";
+import { createApplication, createGrant } from "../../src/modules/admin/operations.js";
+import { createExport } from "../../src/modules/exports/service.js";
 
 /**
  * What each event really carries against its published webhook schema: every field the code emits is documented
@@ -77,6 +79,16 @@ async function emitEveryType(): Promise<void> {
   await send("PATCH", `/public/v1/catalog/products/${b.id}/status`, { isActive: true });
   const store = await graphql(app, `mutation($id: ID!) { updateStore(id: $id, input: { name: "Renamed" }) { id } }`, { id: t.storeId });
   expect(store.errors).toBeUndefined();
+  // export.completed; and export.failed, from an Application on the store that no longer reads what it asked for.
+  await send("POST", "/public/v1/exports", { resource: "products" });
+  const reader = await createApplication(app.services.db, { name: "Reader", environment: "SANDBOX", scopes: ["catalog:read"] });
+  await createGrant(app.services.db, { clientId: reader.application.clientId, storeId: t.storeId });
+  const claims = { clientId: reader.application.clientId, storeCode: t.storeCode, environment: "SANDBOX" as const, scopes: new Set(["catalog:read" as const]) };
+  const principal = await app.services.grants.admit({ ...claims, tokenId: "contract", expiresAt: Date.now() + 60_000 });
+  await app.services.db.$transaction((tx) =>
+    createExport(tx, app.services.config, principal, { resource: "products", updatedSince: null, apiVersion: principal.apiVersion }),
+  );
+  await app.services.db.application.update({ where: { id: reader.application.id }, data: { scopes: ["orders:read"] } });
 }
 
 it("every event's data is exactly what its published webhook schema lists as required", async () => {
@@ -88,7 +100,8 @@ it("every event's data is exactly what its published webhook schema lists as req
     const deadline = Date.now() + 15_000;
     const missing = async () =>
       (await app.services.db.event.count({ where: { storeId: t.storeId, type: "catalog.updated" } })) < 2 ||
-      (await app.services.db.event.count({ where: { storeId: t.storeId, type: "webhook.delivery.dead_lettered" } })) < 1;
+      (await app.services.db.event.count({ where: { storeId: t.storeId, type: "webhook.delivery.dead_lettered" } })) < 1 ||
+      (await app.services.db.event.count({ where: { storeId: t.storeId, type: { in: ["export.completed", "export.failed"] } } })) < 2;
     while ((await missing()) && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -239,6 +239,31 @@ describe.skipIf(unavailable !== null)(`read replicas and PgBouncer${unavailable 
     }
   }, 30_000);
 
+  it("writes a bulk export from the replica's snapshot, through PgBouncer, and any process serves its file", async () => {
+    const onPrimary = await customerReads(pair.primary.url("partner"));
+    const onReplica = await customerReads(pair.replica.url("partner"));
+    const created = await call<{ id: string }>(on(a), "POST", "/public/v1/exports", { token: tenant.token, body: { resource: "orders" } });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const done = await waitFor(
+      "the export",
+      async () => {
+        const res = await call<{ status: string; url: string | null; objectCount: number }>(on(b), "GET", `/public/v1/exports/${created.body.id}`, {
+          token: tenant.token,
+        });
+        return res.body.status === "completed" ? res.body : null;
+      },
+      20_000,
+    );
+    const list = await call<{ data: unknown[] }>(on(b), "GET", "/public/v1/orders?limit=100", { token: tenant.token });
+    expect(done.objectCount).toBe(list.body.data.length);
+    const file = await fetch(`${b.baseUrl}/public/v1/exports/${created.body.id}/file`, { headers: { authorization: `Bearer ${tenant.token}` } });
+    expect(file.status).toBe(200);
+    expect(file.headers.get("content-type")).toBe("application/gzip");
+    // The orders were read on the replica; the primary ran no read of them (the list above ran on the replica too).
+    expect(await customerReads(pair.replica.url("partner"))).toBeGreaterThan(onReplica);
+    expect(await customerReads(pair.primary.url("partner"))).toBe(onPrimary);
+  }, 30_000);
+
   it("a mixed load through PgBouncer answers no 5xx (no prepared-statement or session errors)", async () => {
     const requests: (() => Promise<ApiResponse<unknown>>)[] = [];
     for (let i = 0; i < 120; i++) {

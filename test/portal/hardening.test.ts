@@ -284,7 +284,10 @@ describe.skipIf(skipBrowser)("the portal's session stays the partner's own", () 
     await go(page, "Events");
     const types = page.getByRole("group", { name: /^Event types/ }).locator("label");
     await expect.poll(() => types.count()).toBeGreaterThan(0);
-    // order.* only: no webhook.* type, though the token carries webhooks:manage, and none the token may not read.
-    expect((await types.allTextContents()).every((t) => t.startsWith("order."))).toBe(true);
+    // order.* and the export events (webhooks:manage, in the feed): no webhook.* type, though the token carries
+    // webhooks:manage, and none the token may not read.
+    const offered = await types.allTextContents();
+    expect(offered.every((t) => t.startsWith("order.") || t.startsWith("export."))).toBe(true);
+    expect(offered).toContain("export.completed");
   });
 });

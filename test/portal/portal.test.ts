@@ -286,6 +286,22 @@ describe.skipIf(skipBrowser)("the partner portal in a real browser", () => {
     await screenshot("event-types", false);
   });
 
+  it("requests a bulk export and lists it with its download link once written", async () => {
+    await go("Exports");
+    await page.getByLabel("Resource").selectOption("orders");
+    await page.getByRole("button", { name: "Export", exact: true }).click();
+    await expect.poll(() => status(/queued/).count()).toBe(1);
+    const link = page.getByRole("link", { name: /^Download/ });
+    await expect
+      .poll(async () => {
+        await page.getByRole("button", { name: "Refresh" }).click();
+        return link.count();
+      })
+      .toBe(1);
+    expect(await link.getAttribute("href")).toMatch(/\/public\/v1\/exports\/[0-9a-f-]{36}\/file\?expires=\d+&signature=/);
+    await accessible("Exports");
+  });
+
   it("shows an API error as the problem's title and detail with its traceId", async () => {
     await go("Webhooks");
     await page.getByLabel("Endpoint URL").fill("http://169.254.169.254/latest");
@@ -358,6 +374,8 @@ describe.skipIf(skipBrowser)("the partner portal in a real browser", () => {
       "GET /public/v1/webhooks/deliveries/{id}/attempts",
       "POST /public/v1/sandbox/orders",
       "GET /public/v1/events",
+      "POST /public/v1/exports",
+      "GET /public/v1/exports",
       "GET /public/v1/openapi.json",
       "POST /graphql",
     ]) {

@@ -19,9 +19,20 @@ describe("a route's rule is its field's", () => {
     expect(table.get("listWebhookDeliveries")).toMatchObject({ scope: "webhooks:manage", sandboxOnly: false });
     expect(table.get("createSandboxOrder")).toMatchObject({ scope: null, sandboxOnly: true });
     expect(table.get("listEvents")).toMatchObject({ scope: null, sandboxOnly: false });
-    // Every route but the feed's, the sandbox's and the Application's own needs a scope.
+    // Every route but the feed's, the sandbox's, the Application's own and the exports' needs a scope (an export needs its resource's, which its field checks).
     const open = [...table.values()].filter((r) => r.scope === null).map((r) => r.operationId);
-    expect(open.sort()).toEqual(["createSandboxOrder", "fireSandboxEvent", "getApplication", "getEventById", "listEvents", "seedSandbox", "updateApplication"]);
+    expect(open.sort()).toEqual([
+      "createExport",
+      "createSandboxOrder",
+      "fireSandboxEvent",
+      "getApplication",
+      "getEventById",
+      "getExportById",
+      "listEvents",
+      "listExports",
+      "seedSandbox",
+      "updateApplication",
+    ]);
   });
 
   it("refuses at start a field no partner token may use", () => {

@@ -2,18 +2,20 @@ import type { Task } from "graphile-worker";
 import type { Services } from "../../src/platform/services.js";
 import { DELETE_EXPIRED_EVENTS } from "../../src/modules/events/sql.js";
 import { DELETE_EXPIRED_REVOCATIONS } from "../../src/platform/auth/revocations.js";
+import { removeExpiredExports } from "../../src/modules/exports/retention.js";
 
 const BATCH = 1000;
 
 /**
  * Removes events (and the bodies their deliveries' attempts kept; the delivery records stay) past EVENT_RETENTION_DAYS, in batches, so the event feed and the
  * deliveries list keep what they promise and no more; and the revocations of access tokens that have expired since,
- * which no request can present any more. Scheduled hourly by crontab; any worker may run it.
+ * which no request can present any more; and bulk exports past EXPORT_RETENTION_HOURS with their files. Scheduled hourly by crontab; any worker may run it.
  */
 export function cleanupEvents(services: Services): Task {
   return async () => {
     await removeExpiredEvents(services);
     await removeExpiredRevocations(services);
+    await removeExpiredExports(services.db, services.log);
   };
 }
 

@@ -6,7 +6,7 @@ const CategoryFragment = graphql(`fragment Category on Category { id name positi
 
 const ProductFragment = graphql(`fragment Product on Product { id name description price image categoryId isActive }`);
 
-const ProductDetailFragment = graphql(
+export const ProductDetailFragment = graphql(
   `fragment ProductDetail on Product {
     ...Product
     variations { id name price isAvailable position }

@@ -5,7 +5,7 @@ import { PaginationFragment } from "../../platform/schema/fields.js";
 
 const CustomerFragment = graphql(`fragment Customer on Customer { id name phone email createdAt updatedAt }`);
 
-const CustomerDetailFragment = graphql(
+export const CustomerDetailFragment = graphql(
   `fragment CustomerDetail on Customer {
     ...Customer
     deliveryAddresses { id street number neighborhood city state postalCode complement }

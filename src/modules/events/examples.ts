@@ -4,6 +4,7 @@ import {
   DELIVERY_ID,
   ENDPOINT_ID,
   EVENT_ID,
+  EXPORT_ID,
   NEW_CUSTOMER_ID,
   notFound,
   one,
@@ -46,6 +47,8 @@ const EVENT_DATA: { [K in EventType]: EventData<K> } & { "webhook.test": TestEve
     eventId: EVENT_ID,
     eventType: "order.created",
   },
+  "export.completed": { exportId: EXPORT_ID, resource: "orders", objectCount: 1042, sequence: 5310 },
+  "export.failed": { exportId: EXPORT_ID, resource: "orders", error: "The Application's grant on the store was revoked" },
   "webhook.test": { message: "This is a test event from PartnerWebhooks: your endpoint is reachable and can verify our signature." },
 };
 

@@ -4,7 +4,7 @@ import type { Context } from "../../platform/schema/context.js";
 import { ApiError, invalidRequest } from "../../platform/errors.js";
 import { EVENT_SCOPES, EVENT_TYPES } from "./types.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
-import { OPERATIONAL_EVENT_TYPES } from "./operational.js";
+import { ENDPOINT_EVENT_TYPES } from "./operational.js";
 import { checkCursor, type FeedEnvelope, type FeedPage, feedPage, followEvents, readEvent } from "./feed.js";
 import { PaginationRef } from "../../platform/schema/fields.js";
 import { DEFAULT_PAGE_SIZE } from "../../platform/schema/pagination.js";
@@ -58,12 +58,12 @@ async function storeToFollow(ctx: Context, storeId: string | null | undefined): 
 /**
  * The event types a reader gets: those asked for (default all), less those the partner's scopes do not cover. The
  * operational webhook events are about one Application's endpoints, not the store: partners never read them here.
+ * An export's events they do: the feed is where a partner that loaded an export continues.
  */
 function typesToFollow(ctx: Context, asked: readonly string[] | null | undefined): string[] {
   const { principal } = ctx;
   return EVENT_TYPES.filter(
-    (t) =>
-      (asked ? asked.includes(t) : true) && (principal.kind !== "partner" || (principal.scopes.has(EVENT_SCOPES[t]) && !OPERATIONAL_EVENT_TYPES.includes(t))),
+    (t) => (asked ? asked.includes(t) : true) && (principal.kind !== "partner" || (principal.scopes.has(EVENT_SCOPES[t]) && !ENDPOINT_EVENT_TYPES.includes(t))),
   );
 }
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { type EventDeclaration, Uuid } from "../../platform/events/declaration.js";
+import { type EventDeclaration, StringEnum, Uuid } from "../../platform/events/declaration.js";
 
 /** The synthetic event of a webhook test; delivered like the others but not subscribable (no fan-out). */
 export const TEST_EVENT = {
@@ -52,12 +52,51 @@ export const WEBHOOK_EVENTS = {
   },
 } satisfies Record<`webhook.${string}`, EventDeclaration>;
 
-/** The operational event types: they are about an endpoint (`data.endpointId`) and go only to its Application. */
-export const OPERATIONAL_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS);
+/** What can be exported in bulk (src/modules/exports). */
+export const EXPORT_RESOURCES = ["orders", "customers", "products"] as const;
+
+const EXPORT_TO = "Delivered to the endpoints of the Application that requested the export, on its store. Extension to the contract.";
+
+const exportFields = {
+  exportId: Uuid({ description: "The export" }),
+  resource: StringEnum(EXPORT_RESOURCES),
+};
+
+/**
+ * Operational events about an Application's bulk export (src/modules/exports), emitted in the transaction that ends
+ * it. Only the Application that requested it receives them (the fan-out reads its export); they are in the store's
+ * feed like any other event. Declared here for the reason the webhook events are.
+ */
+export const EXPORT_EVENTS = {
+  "export.completed": {
+    scope: "webhooks:manage",
+    emitted: `A bulk export's file is ready: GET /public/v1/exports/{exportId} for its link. ${EXPORT_TO}`,
+    data: Type.Object({
+      ...exportFields,
+      objectCount: Type.Integer({ description: "Lines in the file" }),
+      sequence: Type.Integer({ description: "The store's event sequence at the file's snapshot: read the feed after it" }),
+    }),
+  },
+  "export.failed": {
+    scope: "webhooks:manage",
+    emitted: `A bulk export ran out of attempts (EXPORT_MAX_ATTEMPTS); its \`error\` says why. ${EXPORT_TO}`,
+    data: Type.Object({ ...exportFields, error: Type.String({ description: "Why, in words" }) }),
+  },
+} satisfies Record<`export.${string}`, EventDeclaration>;
+
+/**
+ * The operational event types: they are about an endpoint (`data.endpointId`) or an export (`data.exportId`) and go
+ * only to its Application.
+ */
+export const OPERATIONAL_EVENT_TYPES = [...Object.keys(WEBHOOK_EVENTS), ...Object.keys(EXPORT_EVENTS)];
+
+/** The operational types about endpoints: the feed leaves them out for partners (an export's events it shows). */
+export const ENDPOINT_EVENT_TYPES = Object.keys(WEBHOOK_EVENTS);
 
 type WebhookEventCatalog = typeof WEBHOOK_EVENTS;
+type ExportEventCatalog = typeof EXPORT_EVENTS;
 
 /** Lets the outbox accept these events with their declared `data` (see EventCatalog). */
 declare module "../../platform/events/declaration.js" {
-  interface EventCatalog extends WebhookEventCatalog {}
+  interface EventCatalog extends WebhookEventCatalog, ExportEventCatalog {}
 }

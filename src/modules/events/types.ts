@@ -4,7 +4,7 @@ import { CUSTOMER_EVENTS } from "../customers/events.js";
 import { ORDER_EVENTS } from "../orders/events.js";
 import { STORE_EVENTS } from "../store/events.js";
 import type { EventDeclaration, EventType } from "../../platform/events/declaration.js";
-import { TEST_EVENT, WEBHOOK_EVENTS } from "./operational.js";
+import { EXPORT_EVENTS, TEST_EVENT, WEBHOOK_EVENTS } from "./operational.js";
 
 /**
  * The registry of subscribable events, assembled from the declarations beside their emitters
@@ -13,7 +13,7 @@ import { TEST_EVENT, WEBHOOK_EVENTS } from "./operational.js";
  * they never import this module and the imports stay one-way. `satisfies` holds the registry to that catalog:
  * an event declared for the outbox but missing here fails the typecheck.
  */
-export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS, ...WEBHOOK_EVENTS } satisfies Record<
+export const EVENTS = { ...ORDER_EVENTS, ...CUSTOMER_EVENTS, ...CATALOG_EVENTS, ...STORE_EVENTS, ...WEBHOOK_EVENTS, ...EXPORT_EVENTS } satisfies Record<
   EventType,
   EventDeclaration
 >;

@@ -11,11 +11,11 @@ import { changeOrderStatus } from "../orders/service.js";
 import { generateSandboxOrder } from "./scenarios.js";
 import { seedSandboxStore } from "./seed.js";
 
-/** What POST /sandbox/events can fire: every subscribable type but the operational webhook.* ones. */
-export type SandboxEventType = Exclude<EventType, `webhook.${string}`>;
+/** What POST /sandbox/events can fire: every subscribable type but the operational webhook.* and export.* ones. */
+export type SandboxEventType = Exclude<EventType, `webhook.${string}` | `export.${string}`>;
 
 export function isSandboxEventType(type: string): type is SandboxEventType {
-  return EVENT_TYPES.some((t) => t === type) && !type.startsWith("webhook.");
+  return EVENT_TYPES.some((t) => t === type) && !type.startsWith("webhook.") && !type.startsWith("export.");
 }
 
 export const SANDBOX_EVENT_TYPES: readonly SandboxEventType[] = EVENT_TYPES.filter(isSandboxEventType);

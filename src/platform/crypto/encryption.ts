@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 
 /** AES-256-GCM under the master key; the stored form is `v1.<iv>.<tag>.<ciphertext>` in base64url. */
 export class SecretBox {
@@ -21,6 +21,15 @@ export class SecretBox {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * HMAC-SHA256 of `message` under a key derived from the master key for `purpose` (HKDF), so a signature made for
+   * one purpose never verifies for another and the master key itself signs nothing.
+   */
+  mac(purpose: string, message: string): Buffer {
+    const key = Buffer.from(hkdfSync("sha256", this.key, Buffer.alloc(0), purpose, 32));
+    return createHmac("sha256", key).update(message).digest();
   }
 
   decrypt(stored: string): string {

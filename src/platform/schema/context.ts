@@ -5,6 +5,7 @@ import type { Scope } from "../auth/scopes.js";
 import { ApiError } from "../errors.js";
 import { waitInline, type WaitOutside } from "../outside.js";
 import { EventReceipt } from "../events/receipt.js";
+import type { ApiVersion } from "../versions.js";
 
 export interface Context {
   services: Services;
@@ -29,6 +30,8 @@ export interface Context {
   waitOutside: WaitOutside;
   /** The events the request's commands committed (filled by runCommand), which a REST write answers with. */
   receipt: EventReceipt;
+  /** The API version a REST request is answered in (its Api-Version header, else its Application's pin); unset for GraphQL. */
+  answerVersion?: ApiVersion;
 }
 
 /** Contexts of REST requests whose router checked the operation's input before running it (its field's `input`). */

@@ -5,7 +5,8 @@ import { grantActiveSql } from "../../../platform/auth/grant-rule.js";
  * Fan-out: every ACTIVE or FAILED endpoint on the event's store that subscribed to its type (or to "*": every type but
  * webhook.test), whose Application the grant rule (src/platform/auth/grant-rule.ts) lets reach the store and holds the
  * event's required scope, gets one delivery. An operational event (webhook.endpoint.*, webhook.delivery.*: $3) is
- * about one endpoint (`data.endpointId`): only its Application's other endpoints get it, and none once it is deleted.
+ * about one endpoint (`data.endpointId`): only its Application's other endpoints get it, and none once it is deleted;
+ * one about an export (export.*, also $3: `data.exportId`) goes only to the endpoints of the export's Application.
  * ON CONFLICT makes a re-run create nothing twice. $1 is the events' ids, $2 the scope of each type (a JSON object),
  * $3 the operational types. ASYNC_COMMIT: the fan-out job's completion, committed after this, makes it durable.
  *
@@ -16,9 +17,10 @@ import { grantActiveSql } from "../../../platform/auth/grant-rule.js";
 const TARGETS = `
   event as materialized (
     select ev.id, ev."storeId", ev.type, ev.data, ev."createdAt", ev.sequence, ($2::jsonb ->> ev.type) as scope, s.code as "tenantId", s.environment,
-      o."applicationId" as "aboutApplicationId", o.id as "aboutEndpointId", ev.type = any($3::text[]) as operational
+      coalesce(o."applicationId", x."applicationId") as "aboutApplicationId", o.id as "aboutEndpointId", ev.type = any($3::text[]) as operational
     from "Event" ev join "Store" s on s.id = ev."storeId"
     left join "WebhookEndpoint" o on ev.type = any($3::text[]) and o.id = (ev.data ->> 'endpointId')::uuid
+    left join "Export" x on ev.type = any($3::text[]) and x.id = (ev.data ->> 'exportId')::uuid
     where ev.id = any($1::uuid[])
   ), target as (
     select event.id as "eventId", event.type as "eventType", e.id as "endpointId", e."applicationId", e."storeId", e.url, e."secretCiphertext",
@@ -28,7 +30,7 @@ const TARGETS = `
     from event
     join "WebhookEndpoint" e on e."storeId" = event."storeId" and e.status in ('ACTIVE', 'FAILED')
       and (event.type = any(e.events) or (e.events = '{*}' and event.type <> 'webhook.test'))
-      and (not event.operational or (e."applicationId" = event."aboutApplicationId" and e.id <> event."aboutEndpointId"))
+      and (not event.operational or (e."applicationId" = event."aboutApplicationId" and e.id is distinct from event."aboutEndpointId"))
     join "Application" a on a.id = e."applicationId" and event.scope = any(a.scopes)
     join "Grant" g on g."applicationId" = e."applicationId" and g."storeId" = e."storeId"
       and ${grantActiveSql({ grantStatus: "g.status", applicationStatus: "a.status" })}
