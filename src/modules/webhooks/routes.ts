@@ -9,6 +9,7 @@ import { PaginationFragment } from "../../platform/schema/fields.js";
 
 const WebhookEndpointFragment = graphql(
   `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit apiVersion
+    type ordering destination
     deliveriesLast24h { delivered failed pending successRate }
     drill { duplicateRate reorderWindowSeconds maxDelaySeconds } }`,
 );
@@ -21,7 +22,7 @@ const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDeli
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
 
 const WebhookEndpointCreatedFragment = graphql(
-  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit apiVersion secret secretPrefix message }`,
+  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit apiVersion type ordering destination secret secretPrefix message }`,
 );
 
 const WebhookSecretRotatedFragment = graphql(

@@ -57,6 +57,11 @@ export interface Claimed {
   previousAttemptAt: Date | null;
   /** The endpoint's fault drill, as PATCH stored it; null (nearly always) when none runs. */
   drill: Drill | null;
+  /** Where the endpoint's deliveries go: http, or a broker type whose settings are in destinationCiphertext. */
+  type: string;
+  destinationCiphertext: string | null;
+  /** "store" when the store's events reach the endpoint one at a time in sequence order; null otherwise. */
+  ordering: string | null;
 }
 
 /** A fault drill's second send of a delivery: an extra attempt, outside the retry chain. */

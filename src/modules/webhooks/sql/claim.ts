@@ -32,6 +32,7 @@ where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."
     and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
 returning d."eventId", d."endpointId", d."storeId", d."applicationId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
   e.status as "endpointStatus", e."failingSince", e."rateLimit", e."apiVersion", prev."previousAttemptAt", e.drill,
+  e.type, e."destinationCiphertext", e.ordering,
   case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
   ev.data, ev."createdAt" as "eventCreatedAt", ev.sequence::float8 as "eventSequence", s.code as "tenantId", s.environment,
   case when $2::timestamptz is null then (

@@ -24,7 +24,7 @@ const TARGETS = `
     select event.id as "eventId", event.type as "eventType", e.id as "endpointId", e."applicationId", e."storeId", e.url, e."secretCiphertext",
       e.status as "endpointStatus", e."failingSince", e."rateLimit", case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
       e."apiVersion", event.data, event."createdAt" as "eventCreatedAt", event.sequence::float8 as "eventSequence", event."tenantId", event.environment,
-      e.drill
+      e.drill, e.type, e."destinationCiphertext", e.ordering
     from event
     join "WebhookEndpoint" e on e."storeId" = event."storeId" and e.status in ('ACTIVE', 'FAILED')
       and (event.type = any(e.events) or (e.events = '{*}' and event.type <> 'webhook.test'))

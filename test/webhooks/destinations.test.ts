@@ -1,0 +1,215 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Runner } from "graphile-worker";
+import amqp from "amqplib";
+import { connect as natsConnect, type NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import mqtt from "mqtt";
+import { Webhook } from "standardwebhooks";
+import { startTestApp, type TestApp } from "../helpers/app.js";
+import { call, createTenant, type Tenant } from "../helpers/tenants.js";
+import { availableBrokers } from "../helpers/brokers.js";
+import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
+import { startWorker } from "../../workers/runner.js";
+import { startReceiver, waitFor, type Receiver } from "./receiver.js";
+
+/**
+ * Endpoints of the broker types: each publishes the webhook body with the signature headers to a real broker on
+ * 127.0.0.1 (RabbitMQ, NATS JetStream, Mosquitto), consumed here and verified with the Standard Webhooks library;
+ * a broker refusing or down gives failed attempts, retries and a dead letter without holding up an http endpoint.
+ */
+
+const up = await availableBrokers();
+const run = `t${randomUUID().slice(0, 8)}`;
+
+/** A consumed message: its body and its headers (AMQP headers, NATS headers, MQTT user properties). */
+interface Consumed {
+  body: string;
+  headers: Record<string, string>;
+}
+
+let app: TestApp;
+let worker: Runner;
+let receiver: Receiver;
+let t: Tenant;
+const closers: (() => Promise<unknown>)[] = [];
+const consumed = { rabbitmq: [] as Consumed[], nats: [] as Consumed[], mqtt: [] as Consumed[] };
+
+beforeAll(async () => {
+  app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_RETRY_SCHEDULE: "50ms", WEBHOOK_TIMEOUT_MS: "2000" });
+  receiver = await startReceiver();
+  worker = await startWorker(app.services, app.databaseUrl);
+  t = await createTenant(app);
+  if (up.RabbitMQ) {
+    const conn = await amqp.connect("amqp://guest:guest@127.0.0.1:5672");
+    closers.push(() => conn.close());
+    const ch = await conn.createChannel();
+    await ch.assertExchange(`${run}.events`, "topic", { autoDelete: true });
+    const { queue } = await ch.assertQueue("", { exclusive: true });
+    await ch.bindQueue(queue, `${run}.events`, "#");
+    await ch.consume(queue, (msg) => {
+      if (!msg) return;
+      const headers = Object.fromEntries(Object.entries(msg.properties.headers ?? {}).map(([k, v]) => [k, String(v)]));
+      consumed.rabbitmq.push({ body: msg.content.toString(), headers });
+    });
+  }
+  if (up.NATS) {
+    const nc: NatsConnection = await natsConnect({ servers: "127.0.0.1:4222" });
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.add({ name: run, subjects: [`${run}.>`] });
+    closers.push(async () => {
+      await jsm.streams.delete(run);
+      await nc.close();
+    });
+    const sub = nc.subscribe(`${run}.>`);
+    void (async () => {
+      for await (const m of sub) {
+        const headers: Record<string, string> = {};
+        for (const k of m.headers?.keys() ?? []) headers[k] = m.headers?.get(k) ?? "";
+        consumed.nats.push({ body: m.string(), headers });
+      }
+    })();
+  }
+  if (up.Mosquitto) {
+    const client = await mqtt.connectAsync("mqtt://127.0.0.1:1883", { protocolVersion: 5 });
+    closers.push(() => client.endAsync());
+    client.on("message", (_topic, payload, packet) => {
+      const props = packet.properties?.userProperties ?? {};
+      const headers = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v]));
+      consumed.mqtt.push({ body: payload.toString(), headers });
+    });
+    await client.subscribeAsync(`${run}/#`, { qos: 1 });
+  }
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  for (const close of closers) await close().catch(() => undefined);
+  await receiver?.close();
+  destroyWebhookAgents();
+  await app?.close();
+});
+
+type Created = { id: string; secret: string; type: string; url: string; destination: Record<string, unknown> | null };
+type Problem = { code: string; errors?: { field: string; code: string }[] };
+
+const create = (body: Record<string, unknown>) => call<Created & Problem>(app, "POST", "/public/v1/webhooks", { token: t.token, body });
+const fire = async (type = "customer.created") => {
+  const res = await call<{ eventId: string }>(app, "POST", "/public/v1/sandbox/events", { token: t.token, body: { type } });
+  expect(res.status).toBe(201);
+  return res.body.eventId;
+};
+const feedEnvelope = async (eventId: string) => (await call(app, "GET", `/public/v1/events/${eventId}`, { token: t.token })).body;
+
+/** The broker endpoints, by type, with where they publish and where their messages are consumed here. */
+const TYPES = [
+  {
+    type: "rabbitmq",
+    broker: "RabbitMQ",
+    body: { url: "amqp://guest:guest@127.0.0.1:5672", exchange: `${run}.events`, routingKey: "{storeCode}.{eventType}" },
+    consumed: () => consumed.rabbitmq,
+  },
+  { type: "nats", broker: "NATS", body: { servers: ["nats://127.0.0.1:4222"], subject: `${run}.{storeCode}.{eventType}` }, consumed: () => consumed.nats },
+  { type: "mqtt", broker: "Mosquitto", body: { url: "mqtt://127.0.0.1:1883", topic: `${run}/{storeCode}/{eventType}` }, consumed: () => consumed.mqtt },
+] as const;
+
+const ofEvent = (list: Consumed[], eventId: string) => list.filter((m) => m.headers["webhook-id"] === eventId);
+
+describe.each(TYPES)("a $type endpoint", ({ type, broker, body, consumed: messages }) => {
+  it.skipIf(!up[broker])("publishes each event signed, the body the feed's envelope; a replay publishes it again", async () => {
+    const res = await create({ type, events: ["customer.created"], ...body });
+    expect(res.status).toBe(201);
+    expect(res.body.type).toBe(type);
+    // Credentials are never shown.
+    expect(JSON.stringify(res.body)).not.toContain("guest:guest");
+    const eventId = await fire();
+    const message = await waitFor(`the ${type} message`, () => ofEvent(messages(), eventId)[0]);
+    // The Standard Webhooks library verifies it with the secret as the partner received it.
+    expect(new Webhook(res.body.secret).verify(message.body, message.headers)).toBeTruthy();
+    expect(message.headers["x-service-event-id"] ?? message.headers["X-Service-Event-Id"]).toBe(eventId);
+    expect(JSON.parse(message.body)).toEqual(await feedEnvelope(eventId));
+
+    const delivery = await waitFor("DELIVERED", () =>
+      app.services.db.webhookDelivery.findFirst({ where: { endpointId: res.body.id, eventId, status: "DELIVERED" } }),
+    );
+    const replay = await call(app, "POST", `/public/v1/webhooks/deliveries/${delivery.id}/replay`, { token: t.token });
+    expect(replay.status).toBe(200);
+    await waitFor("the replayed message", () => ofEvent(messages(), eventId).length === 2);
+    const attempts = await call<{ data: { trigger: string; error: string | null }[] }>(app, "GET", `/public/v1/webhooks/deliveries/${delivery.id}/attempts`, {
+      token: t.token,
+    });
+    await waitFor("the replay recorded", async () => (await app.services.db.webhookAttempt.count({ where: { deliveryId: delivery.id } })) === 2);
+    expect(attempts.body.data[0]).toMatchObject({ trigger: "SCHEDULED", error: null });
+  });
+});
+
+describe("broker endpoints that fail", () => {
+  it.skipIf(!up.RabbitMQ)(
+    "a refusing broker fails attempts with its error text, retries and dead-letters, while an http endpoint keeps receiving",
+    async () => {
+      const refused = await create({
+        type: "rabbitmq",
+        events: ["customer.created"],
+        url: "amqp://guest:guest@127.0.0.1:5672",
+        exchange: `${run}.missing`,
+        routingKey: "x",
+      });
+      const down = await create({ type: "mqtt", events: ["customer.created"], url: "mqtt://127.0.0.1:1", topic: "never" });
+      const http = await create({ events: ["customer.created"], url: receiver.url("/beside") });
+      expect([refused.status, down.status, http.status]).toEqual([201, 201, 201]);
+      const eventId = await fire();
+      await waitFor("the http endpoint's delivery", () => receiver.requests("/beside").some((r) => r.headers["webhook-id"] === eventId));
+      for (const endpoint of [refused.body, down.body]) {
+        const dead = await waitFor(
+          "the dead letter",
+          () => app.services.db.webhookDelivery.findFirst({ where: { endpointId: endpoint.id, eventId, status: "DEAD_LETTER" } }),
+          15_000,
+        );
+        expect(dead.attempts).toBe(10);
+        expect((await app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } })).status).toBe("FAILED");
+      }
+      const refusedError = (await app.services.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: refused.body.id } })).lastError;
+      expect(refusedError).toMatch(/NOT.FOUND/);
+      const downError = (await app.services.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: down.body.id } })).lastError;
+      expect(downError).toMatch(/ECONNREFUSED/);
+    },
+  );
+});
+
+describe("broker endpoint settings", () => {
+  it("refuses bad settings naming the field, kafka and unknown types, metadata hosts; never shows credentials", async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ type: "kafka", url: "kafka://127.0.0.1:9092", topic: "x" }, "type"],
+      [{ type: "sqs2" }, "type"],
+      [{ type: "rabbitmq", url: "amqp://127.0.0.1:5672", exchange: "x" }, "routingKey"],
+      [{ type: "rabbitmq", url: "http://127.0.0.1:5672", exchange: "x", routingKey: "k" }, "url"],
+      [{ type: "rabbitmq", url: "amqp://127.0.0.1:5672", exchange: "x", routingKey: "k", topic: "t" }, "topic"],
+      [{ type: "nats", servers: ["nats://127.0.0.1:4222"], subject: "a.*" }, "subject"],
+      [{ type: "nats", servers: [], subject: "a" }, "servers"],
+      [{ type: "mqtt", url: "mqtt://127.0.0.1:1883", topic: "a/{store}" }, "topic"],
+      [{ type: "mqtt", url: "mqtt://127.0.0.1:1883", topic: "a/#" }, "topic"],
+      [{ exchange: "x" }, "exchange"],
+      [{}, "url"],
+    ];
+    for (const [body, field] of cases) {
+      const res = await create({ events: ["customer.created"], ...body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.errors?.[0].field, JSON.stringify(body)).toBe(field);
+    }
+    const metadata = await create({ type: "mqtt", events: ["customer.created"], url: "mqtt://169.254.169.254:1883", topic: "x" });
+    expect(metadata.status).toBe(422);
+    expect(metadata.body.errors?.[0]).toMatchObject({ field: "url", code: "PRIVATE_NETWORK" });
+
+    const secret = `pw-${randomUUID()}`;
+    const res = await create({ type: "mqtt", events: ["customer.created"], url: `mqtt://user:${secret}@127.0.0.1:1883`, topic: "x" });
+    expect(res.status).toBe(201);
+    expect(res.body.destination).toEqual({ url: "mqtt://****@127.0.0.1:1883", topic: "x" });
+    const patched = await call(app, "PATCH", `/public/v1/webhooks/${res.body.id}`, { token: t.token, body: { topic: "y/{eventType}", ordering: "store" } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ type: "mqtt", ordering: "store", destination: { url: "mqtt://****@127.0.0.1:1883", topic: "y/{eventType}" } });
+    const list = await call(app, "GET", "/public/v1/webhooks", { token: t.token });
+    const row = await app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id: res.body.id } });
+    for (const text of [JSON.stringify(res.body), JSON.stringify(patched.body), JSON.stringify(list.body), JSON.stringify(row)])
+      expect(text).not.toContain(secret);
+  });
+});
