@@ -20,6 +20,8 @@ export type AttemptOutcome =
   | { kind: "paced"; at: Date }
   /** Held by the endpoint's fault drill: its first attempt runs at `at`. */
   | { kind: "held"; drill: Hold["drill"]; at: Date }
+  /** An ordered endpoint's attempt waiting for an earlier delivery to end: its job runs again at `at`. */
+  | { kind: "ordered"; at: Date }
   /** A fault drill's second send, recorded apart: the delivery's status is what its own attempts made it. */
   | { kind: "duplicated"; succeeded: boolean; attempt: number };
 
