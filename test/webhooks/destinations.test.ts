@@ -6,9 +6,11 @@ import { connect as natsConnect, type NatsConnection } from "@nats-io/transport-
 import { jetstreamManager } from "@nats-io/jetstream";
 import mqtt from "mqtt";
 import { Webhook } from "standardwebhooks";
+import { PubSub } from "@google-cloud/pubsub";
+import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
-import { availableBrokers } from "../helpers/brokers.js";
+import { availableBrokers, startFauxqs, startPubSubEmulator } from "../helpers/brokers.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startWorker } from "../../workers/runner.js";
 import { startReceiver, waitFor, type Receiver } from "./receiver.js";
@@ -19,7 +21,11 @@ import { startReceiver, waitFor, type Receiver } from "./receiver.js";
  * a broker refusing or down gives failed attempts, retries and a dead letter without holding up an http endpoint.
  */
 
+// Google's and AWS's clients must never look for a cloud metadata server (169.254.169.254).
+process.env.METADATA_SERVER_DETECTION = "none";
+process.env.AWS_EC2_METADATA_DISABLED = "true";
 const up = await availableBrokers();
+const [pubsubEmulator, sqsServer] = await Promise.all([startPubSubEmulator(), startFauxqs()]);
 const run = `t${randomUUID().slice(0, 8)}`;
 
 /** A consumed message: its body and its headers (AMQP headers, NATS headers, MQTT user properties). */
@@ -33,7 +39,9 @@ let worker: Runner;
 let receiver: Receiver;
 let t: Tenant;
 const closers: (() => Promise<unknown>)[] = [];
-const consumed = { rabbitmq: [] as Consumed[], nats: [] as Consumed[], mqtt: [] as Consumed[] };
+const consumed = { rabbitmq: [] as Consumed[], nats: [] as Consumed[], mqtt: [] as Consumed[], gcp_pubsub: [] as Consumed[], aws_sqs: [] as Consumed[] };
+const SQS_CREDENTIALS = { accessKeyId: "AKIATESTKEY0001", secretAccessKey: `sk-${randomUUID()}` };
+let sqsQueueUrl = "";
 
 beforeAll(async () => {
   app = await startTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WEBHOOK_RETRY_SCHEDULE: "50ms", WEBHOOK_TIMEOUT_MS: "2000" });
@@ -80,6 +88,40 @@ beforeAll(async () => {
     });
     await client.subscribeAsync(`${run}/#`, { qos: 1 });
   }
+  if (pubsubEmulator) {
+    closers.push(() => pubsubEmulator.stop());
+    const pubsub = new PubSub({ projectId: "partner-test", apiEndpoint: `127.0.0.1:${pubsubEmulator.port}`, emulatorMode: true });
+    const [topic] = await pubsub.createTopic(`${run}-events`);
+    const [subscription] = await topic.createSubscription(`${run}-sub`);
+    subscription.on("message", (m) => {
+      consumed.gcp_pubsub.push({ body: m.data.toString(), headers: { ...m.attributes } });
+      m.ack();
+    });
+    closers.push(() => pubsub.close());
+  }
+  if (sqsServer) {
+    closers.push(() => sqsServer.stop());
+    const endpoint = `http://127.0.0.1:${sqsServer.port}`;
+    const sqs = new SQSClient({ region: "us-east-1", endpoint, credentials: { ...SQS_CREDENTIALS }, maxAttempts: 1 });
+    await sqs.send(new CreateQueueCommand({ QueueName: `${run}-events` }));
+    sqsQueueUrl = `${endpoint}/000000000000/${run}-events`;
+    let polling = true;
+    closers.push(async () => {
+      polling = false;
+      sqs.destroy();
+    });
+    void (async () => {
+      while (polling) {
+        const out = await sqs
+          .send(new ReceiveMessageCommand({ QueueUrl: sqsQueueUrl, MessageAttributeNames: ["All"], WaitTimeSeconds: 1, MaxNumberOfMessages: 10 }))
+          .catch(() => ({ Messages: [] }));
+        for (const m of out.Messages ?? []) {
+          const headers = Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue ?? ""]));
+          consumed.aws_sqs.push({ body: m.Body ?? "", headers });
+        }
+      }
+    })();
+  }
 });
 
 afterAll(async () => {
@@ -113,12 +155,28 @@ const TYPES = [
   { type: "mqtt", broker: "Mosquitto", body: { url: "mqtt://127.0.0.1:1883", topic: `${run}/{storeCode}/{eventType}` }, consumed: () => consumed.mqtt },
 ] as const;
 
+/** The emulated ones: their settings are known once the emulators have started. */
+const EMULATED = [
+  {
+    type: "gcp_pubsub",
+    running: pubsubEmulator !== null,
+    body: () => ({ projectId: "partner-test", topic: `${run}-events`, apiEndpoint: `127.0.0.1:${pubsubEmulator?.port}` }),
+    consumed: () => consumed.gcp_pubsub,
+  },
+  {
+    type: "aws_sqs",
+    running: sqsServer !== null,
+    body: () => ({ queueUrl: sqsQueueUrl, region: "us-east-1", endpoint: `http://127.0.0.1:${sqsServer?.port}`, credentials: SQS_CREDENTIALS }),
+    consumed: () => consumed.aws_sqs,
+  },
+] as const;
+
 const ofEvent = (list: Consumed[], eventId: string) => list.filter((m) => m.headers["webhook-id"] === eventId);
 
-describe.each(TYPES)("a $type endpoint", ({ type, broker, body, consumed: messages }) => {
-  it.skipIf(!up[broker])("publishes each event signed, the body the feed's envelope; a replay publishes it again", async () => {
+async function publishesSigned(type: string, body: Record<string, unknown>, messages: () => Consumed[]): Promise<void> {
+  {
     const res = await create({ type, events: ["customer.created"], ...body });
-    expect(res.status).toBe(201);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body.type).toBe(type);
     // Credentials are never shown.
     expect(JSON.stringify(res.body)).not.toContain("guest:guest");
@@ -140,7 +198,21 @@ describe.each(TYPES)("a $type endpoint", ({ type, broker, body, consumed: messag
     });
     await waitFor("the replay recorded", async () => (await app.services.db.webhookAttempt.count({ where: { deliveryId: delivery.id } })) === 2);
     expect(attempts.body.data[0]).toMatchObject({ trigger: "SCHEDULED", error: null });
-  });
+    // Credentials never appear in an answer.
+    const listed = JSON.stringify((await call(app, "GET", "/public/v1/webhooks", { token: t.token })).body);
+    expect(listed).not.toContain("guest:guest");
+    expect(listed).not.toContain(SQS_CREDENTIALS.secretAccessKey);
+  }
+}
+
+const PUBLISHES = "publishes each event signed, the body the feed's envelope; a replay publishes it again";
+
+describe.each(TYPES)("a $type endpoint", ({ type, broker, body, consumed: messages }) => {
+  it.skipIf(!up[broker])(PUBLISHES, () => publishesSigned(type, body, messages));
+});
+
+describe.each(EMULATED)("a $type endpoint", ({ type, running, body, consumed: messages }) => {
+  it.skipIf(!running)(PUBLISHES, () => publishesSigned(type, body(), messages));
 });
 
 describe("broker endpoints that fail", () => {

@@ -42,12 +42,12 @@ const WEBHOOK_SUPPORT = { adminRole: "SUPPORT", scope: "webhooks:manage" } as co
 const WEBHOOK_ADMIN = { adminRole: "ADMIN", scope: "webhooks:manage" } as const;
 
 const DESTINATION_TYPE_TEXT =
-  "Extension to the contract: where deliveries go: http (a POST to url), rabbitmq, nats (JetStream) or mqtt (a publish to the broker, confirmed by it).";
+  "Extension to the contract: where deliveries go: http (a POST to url), rabbitmq, nats (JetStream), mqtt, gcp_pubsub or aws_sqs (a publish to the broker, confirmed by it).";
 const DESTINATION_SCHEMA = { jsonSchema: { type: "object", additionalProperties: true } };
 const ORDERING_TEXT =
   "Extension to the contract: store when the store's events reach the endpoint one at a time in sequence order (each after the one before was delivered or dead-lettered); null when in any order.";
 const DESTINATION_TEXT =
-  "Extension to the contract: a broker endpoint's settings (url or servers, exchange, routingKey, subject, topic), credentials masked; null for http.";
+  "Extension to the contract: a broker endpoint's settings (url or servers, exchange, routingKey, subject, topic, projectId, apiEndpoint, queueUrl, region, endpoint, credentials), credentials masked; null for http.";
 
 /** Svix's `secure_find`: every webhook query here is filtered by what this returns. */
 function ownerOf(ctx: Context): Owner {
@@ -392,16 +392,27 @@ const WebhookDrillInput = builder.inputType("WebhookDrillInput", {
   }),
 });
 
+const WebhookDestinationCredentialsInput = builder.inputType("WebhookDestinationCredentialsInput", {
+  description: "Extension to the contract: aws_sqs { accessKeyId, secretAccessKey }; gcp_pubsub a service account's { clientEmail, privateKey }.",
+  fields: (t) => ({ accessKeyId: t.string(), secretAccessKey: t.string(), clientEmail: t.string(), privateKey: t.string() }),
+});
+
 /** The destination fields both endpoint inputs take (extension to the contract). */
 type InputFields = PothosSchemaTypes.InputFieldBuilder<typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never, "InputObject">;
 const destinationInputFields = (t: InputFields) => ({
-  type: t.string({ description: "http (default), rabbitmq, nats or mqtt" }),
+  type: t.string({ description: "http (default), rabbitmq, nats, mqtt, gcp_pubsub or aws_sqs" }),
   ordering: t.string({ description: "store: the store's events one at a time in sequence order; null: any order" }),
   exchange: t.string({ description: "rabbitmq: the exchange" }),
   routingKey: t.string({ description: "rabbitmq: the routing key ({storeCode}, {eventType})" }),
   servers: t.stringList({ description: "nats: the servers' URLs" }),
   subject: t.string({ description: "nats: the subject ({storeCode}, {eventType})" }),
-  topic: t.string({ description: "mqtt: the topic ({storeCode}, {eventType})" }),
+  topic: t.string({ description: "mqtt, gcp_pubsub: the topic ({storeCode}, {eventType})" }),
+  projectId: t.string({ description: "gcp_pubsub: the Google Cloud project" }),
+  apiEndpoint: t.string({ description: "gcp_pubsub: host:port of an emulator" }),
+  queueUrl: t.string({ description: "aws_sqs: the queue's URL" }),
+  region: t.string({ description: "aws_sqs: the queue's region" }),
+  endpoint: t.string({ description: "aws_sqs: another SQS-compatible service's URL" }),
+  credentials: t.field({ type: WebhookDestinationCredentialsInput, description: "aws_sqs or gcp_pubsub credentials (stored encrypted, shown masked)" }),
 });
 
 const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput", {

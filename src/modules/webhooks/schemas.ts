@@ -45,8 +45,9 @@ const destinationFields = {
     enum: [...DESTINATION_TYPES],
     description:
       "Extension to the contract: where deliveries go: http (the default: a POST to url), rabbitmq (url, exchange, routingKey), nats (JetStream: " +
-      "servers, subject) or mqtt (url, topic; MQTT 5, QoS 1). A broker receives the same body with the signature headers as message headers " +
-      "(MQTT user properties); an attempt succeeds when the broker confirms it",
+      "servers, subject), mqtt (url, topic; MQTT 5, QoS 1), gcp_pubsub (projectId, topic, apiEndpoint or credentials) or aws_sqs (queueUrl, " +
+      "region, credentials, endpoint). A broker receives the same body with the signature headers as message headers (MQTT user properties, " +
+      "Pub/Sub and SQS attributes); an attempt succeeds when the broker confirms it",
   },
   ordering: nullable({
     type: "string",
@@ -65,7 +66,33 @@ const destinationFields = {
     description: "Extension to the contract: nats: the servers' nats:// URLs, credentials included (user:password@ or token@; stored encrypted, shown masked)",
   },
   subject: brokerTemplate("nats: the subject published to (a JetStream stream must capture it)"),
-  topic: brokerTemplate("mqtt: the topic published to"),
+  topic: brokerTemplate("mqtt: the topic published to; gcp_pubsub: the topic's name"),
+  projectId: { type: "string", maxLength: 100, description: "Extension to the contract: gcp_pubsub: the Google Cloud project of the topic" },
+  apiEndpoint: {
+    type: "string",
+    maxLength: 300,
+    description: "Extension to the contract: gcp_pubsub: host:port of a Pub/Sub emulator (then no credentials are needed)",
+  },
+  queueUrl: {
+    type: "string",
+    format: "uri",
+    maxLength: 2048,
+    description: "Extension to the contract: aws_sqs: the queue's URL (a .fifo queue is sent in order per store)",
+  },
+  region: { type: "string", maxLength: 50, description: "Extension to the contract: aws_sqs: the queue's AWS region" },
+  endpoint: { type: "string", format: "uri", maxLength: 2048, description: "Extension to the contract: aws_sqs: another SQS-compatible service's URL" },
+  credentials: {
+    type: "object",
+    additionalProperties: false,
+    description:
+      "Extension to the contract: aws_sqs: { accessKeyId, secretAccessKey }; gcp_pubsub: a service account's { clientEmail, privateKey }. Stored encrypted, shown masked",
+    properties: {
+      accessKeyId: { type: "string", maxLength: 128 },
+      secretAccessKey: { type: "string", maxLength: 256 },
+      clientEmail: { type: "string", maxLength: 320 },
+      privateKey: { type: "string", maxLength: 16384 },
+    },
+  },
 } satisfies Record<string, JsonSchema>;
 
 const webhookEvents: JsonSchema = { type: "array", minItems: 1, items: WebhookEventTypeSchema, description: "Each needs its event's read scope in the token" };

@@ -3,13 +3,15 @@ import type { Services } from "../../../platform/services.js";
 import { checkHost, type WebhookEnvironment } from "../url-safety.js";
 import { Connections, TimeoutError } from "./connections.js";
 import { deliverHttp, refusedAt } from "./http.js";
+import { awsSqs } from "./aws-sqs.js";
+import { gcpPubsub } from "./gcp-pubsub.js";
 import { mqtt } from "./mqtt.js";
 import { nats } from "./nats.js";
 import { rabbitmq } from "./rabbitmq.js";
 import { errorText, type Delivered, type Destination, type DestinationMessage, type DestinationType } from "./types.js";
 
 /** Every broker type by name; http, the default, is the POST of ../send.ts (./http.ts). */
-export const BROKERS: Record<Exclude<DestinationType, "http">, Destination<unknown>> = { rabbitmq, nats, mqtt };
+export const BROKERS: Record<Exclude<DestinationType, "http">, Destination<unknown>> = { rabbitmq, nats, mqtt, gcp_pubsub: gcpPubsub, aws_sqs: awsSqs };
 
 /** Where one delivery goes, as the claim reads it from its endpoint. */
 export interface DeliveryTarget {

@@ -2,7 +2,7 @@ import type { SecretBox } from "../../../platform/crypto/encryption.js";
 import { invalidRequest, unprocessable } from "../../../platform/errors.js";
 import type { HostCheckResult } from "../url-safety.js";
 import { BROKERS, isBroker } from "./registry.js";
-import { badField, type DestinationType } from "./types.js";
+import { badField, type DestinationType, type Shown } from "./types.js";
 
 /** Every destination field a body may hold, whichever the type (each type takes some). */
 export const DESTINATION_FIELDS = [...new Set(["url", ...Object.values(BROKERS).flatMap((d) => d.fields)])];
@@ -16,6 +16,12 @@ export interface DestinationInput {
   servers?: readonly string[] | null;
   subject?: string | null;
   topic?: string | null;
+  projectId?: string | null;
+  apiEndpoint?: string | null;
+  queueUrl?: string | null;
+  region?: string | null;
+  endpoint?: string | null;
+  credentials?: { accessKeyId?: string | null; secretAccessKey?: string | null; clientEmail?: string | null; privateKey?: string | null } | null;
 }
 
 /** What an endpoint stores of its destination. */
@@ -24,7 +30,7 @@ export interface StoredDestination {
   /** http: the URL; a broker: where it publishes, credentials left out. */
   url: string;
   /** A broker's settings as answers show them (credentials masked); null for http. */
-  shown: Record<string, string | string[]> | null;
+  shown: Shown | null;
   /** A broker's full settings, encrypted; null for http. */
   ciphertext: string | null;
 }

@@ -8,7 +8,7 @@ import type { SendWebhookResult } from "../send.js";
  */
 
 /** The endpoint types; http is the default. Kafka waits for a broker the tests can run (docs/webhooks.md). */
-export const DESTINATION_TYPES = ["http", "rabbitmq", "nats", "mqtt"] as const;
+export const DESTINATION_TYPES = ["http", "rabbitmq", "nats", "mqtt", "gcp_pubsub", "aws_sqs"] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 
 /** One message: the webhook body in the endpoint's version, and the signature headers, as an HTTP delivery has them. */
@@ -37,6 +37,9 @@ export interface Publisher<C> {
   close(): Promise<void>;
 }
 
+/** Settings as answers show them: strings, lists of them, and objects of them (credentials). */
+export type Shown = Record<string, string | string[] | Record<string, string>>;
+
 /** A broker type: its settings as the endpoint stores them (`C`, JSON, credentials included). */
 export interface Destination<C> {
   type: Exclude<DestinationType, "http">;
@@ -45,7 +48,7 @@ export interface Destination<C> {
   /** The type's fields of a create or PATCH body, checked: 400 naming the field when one is wrong or missing. */
   validate(fields: Record<string, unknown>): C;
   /** The settings as answers show them: credentials masked. */
-  display(config: C): Record<string, string | string[]>;
+  display(config: C): Shown;
   /** The hosts it connects to, by field: they obey the webhook URL network rules, at registration and at every connection. */
   hosts(config: C): { field: string; host: string }[];
   /** The settings one connection is for (broker and credentials): endpoints equal in it share a connection. */
