@@ -13,6 +13,10 @@ import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 import { availableBrokers, startFauxqs, startPubSubEmulator } from "../helpers/brokers.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startWorker } from "../../workers/runner.js";
+import { brokerDestination } from "../../src/modules/webhooks/destinations/settings.js";
+import { deliver } from "../../src/modules/webhooks/destinations/registry.js";
+import { checkHost } from "../../src/modules/webhooks/url-safety.js";
+import { ApiError } from "../../src/platform/errors.js";
 import { startReceiver, waitFor, type Receiver } from "./receiver.js";
 
 /**
@@ -226,7 +230,8 @@ describe("broker endpoints that fail", () => {
         exchange: `${run}.missing`,
         routingKey: "x",
       });
-      const down = await create({ type: "mqtt", events: ["customer.created"], url: "mqtt://127.0.0.1:1", topic: "never" });
+      const password = `pw-${randomUUID()}`;
+      const down = await create({ type: "mqtt", events: ["customer.created"], url: `mqtt://user:${password}@127.0.0.1:1`, topic: "never" });
       const http = await create({ events: ["customer.created"], url: receiver.url("/beside") });
       expect([refused.status, down.status, http.status]).toEqual([201, 201, 201]);
       const eventId = await fire();
@@ -244,6 +249,15 @@ describe("broker endpoints that fail", () => {
       expect(refusedError).toMatch(/NOT.FOUND/);
       const downError = (await app.services.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: down.body.id } })).lastError;
       expect(downError).toMatch(/ECONNREFUSED/);
+      // The credentials are in no answer about the attempts (and so in no log line: those carry the same error).
+      const downDelivery = await app.services.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: down.body.id } });
+      for (const path of [
+        `/public/v1/webhooks/deliveries/${downDelivery.id}`,
+        `/public/v1/webhooks/deliveries/${downDelivery.id}/attempts`,
+        "/public/v1/webhooks",
+      ]) {
+        expect(JSON.stringify((await call(app, "GET", path, { token: t.token })).body)).not.toContain(password);
+      }
     },
   );
 });
@@ -283,5 +297,31 @@ describe("broker endpoint settings", () => {
     const row = await app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id: res.body.id } });
     for (const text of [JSON.stringify(res.body), JSON.stringify(patched.body), JSON.stringify(list.body), JSON.stringify(row)])
       expect(text).not.toContain(secret);
+  });
+});
+
+describe("broker hosts and the network rules", () => {
+  const settings = { url: "amqp://10.1.2.3:5672", exchange: "x", routingKey: "k" };
+
+  it("refuses a private broker host at registration without WEBHOOK_ALLOW_PRIVATE_NETWORKS, naming the field", async () => {
+    const refused = await brokerDestination("rabbitmq", settings, {}, app.services.box, (host) => checkHost(host, { allowPrivateNetworks: false })).catch(
+      (err: unknown) => err,
+    );
+    if (!(refused instanceof ApiError)) throw new Error(`expected a refusal, got ${String(refused)}`);
+    expect(refused.violations?.[0]).toMatchObject({ field: "url", code: "PRIVATE_NETWORK" });
+  });
+
+  it("refuses it again at connect time, sending nothing", async () => {
+    const strict = { ...app.services, config: { ...app.services.config, WEBHOOK_ALLOW_PRIVATE_NETWORKS: false } };
+    const target = {
+      type: "rabbitmq",
+      url: "amqp://10.1.2.3:5672/",
+      environment: "SANDBOX" as const,
+      destinationCiphertext: app.services.box.encrypt(JSON.stringify(settings)),
+    };
+    const message = { eventId: randomUUID(), eventType: "customer.created", storeCode: "x", body: "{}", headers: {}, ordered: false };
+    const sent = await deliver(strict, target, message, (text) => app.services.box.decrypt(text));
+    expect(sent.refused).toBe(true);
+    expect(sent.result.error).toMatch(/connect time \(PRIVATE_NETWORK\)/);
   });
 });
