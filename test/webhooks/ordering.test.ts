@@ -88,4 +88,15 @@ describe("ordering: store", () => {
     expect(ordered).toHaveLength(13);
     await waitFor("nothing held", async () => (await heldGauge()) === 0);
   });
+
+  it("a backfill of an ordered endpoint arrives in sequence order, one at a time", async () => {
+    const endpoint = await register("/backfilled", "store");
+    const kept = await app.services.db.event.findMany({ where: { storeId: t.storeId, type: "customer.created" }, orderBy: { sequence: "asc" } });
+    const res = await call<{ count: number }>(app, "POST", `/public/v1/webhooks/${endpoint.id}/backfill`, { token: t.token, body: { afterSequence: 0 } });
+    expect(res.status).toBe(202);
+    expect(res.body.count).toBe(kept.length);
+    await waitFor("the backfill", () => receiver.requests("/backfilled").length >= kept.length);
+    const arrived = receiver.requests("/backfilled").map((r) => (JSON.parse(r.body) as { sequence: number }).sequence);
+    expect(arrived).toEqual(kept.map((e) => Number(e.sequence)));
+  });
 });

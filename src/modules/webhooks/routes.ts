@@ -54,7 +54,10 @@ export const webhookRoutes = [
     summary: "Register a webhook endpoint",
     description:
       "The signing secret is returned only here. At most 20 endpoints per application and store; each event type needs its read scope; " +
-      "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
+      "the URL must be https (http is accepted in SANDBOX) and reach a public host. Extension to the contract: type rabbitmq, nats, mqtt, " +
+      "gcp_pubsub or aws_sqs (with that type's fields) publishes each delivery to a message broker instead, the signature headers as message " +
+      "headers or attributes, an attempt succeeding when the broker confirms it; broker credentials are stored encrypted and shown masked; " +
+      'ordering "store" sends the store\'s events one at a time in sequence order.',
     document: graphql(
       `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ...WebhookEndpointCreated } }`,
       [WebhookEndpointCreatedFragment],

@@ -12,7 +12,7 @@ import { chainDueAt, type AttemptOutcome, type Claimed } from "./prepare.js";
  * earlier delivery's next attempt is due (queued behind that attempt's job), or after ORDER_RECHECK_MS when that one
  * is due already (its job is running or about to).
  */
-const ORDER_RECHECK_MS = 200;
+const ORDER_RECHECK_MS = 50;
 
 /** Null to send now; else when to look again. */
 export async function heldUntil(services: Services, c: Claimed, deliveryId: string): Promise<Date | null> {
