@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Runner } from "graphile-worker";
 import amqp from "amqplib";
@@ -232,8 +233,14 @@ describe("broker endpoints that fail", () => {
       });
       const password = `pw-${randomUUID()}`;
       const down = await create({ type: "mqtt", events: ["customer.created"], url: `mqtt://user:${password}@127.0.0.1:1`, topic: "never" });
+      // A broker that accepts the connection and never answers: each attempt costs at most WEBHOOK_TIMEOUT_MS.
+      const sockets = new Set<Socket>();
+      const hung = createServer((socket) => void sockets.add(socket));
+      await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+      const hungPort = (hung.address() as AddressInfo).port;
+      const hanging = await create({ type: "mqtt", events: ["customer.created"], url: `mqtt://127.0.0.1:${hungPort}`, topic: "never" });
       const http = await create({ events: ["customer.created"], url: receiver.url("/beside") });
-      expect([refused.status, down.status, http.status]).toEqual([201, 201, 201]);
+      expect([refused.status, down.status, hanging.status, http.status]).toEqual([201, 201, 201, 201]);
       const eventId = await fire();
       await waitFor("the http endpoint's delivery", () => receiver.requests("/beside").some((r) => r.headers["webhook-id"] === eventId));
       for (const endpoint of [refused.body, down.body]) {
@@ -249,6 +256,14 @@ describe("broker endpoints that fail", () => {
       expect(refusedError).toMatch(/NOT.FOUND/);
       const downError = (await app.services.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: down.body.id } })).lastError;
       expect(downError).toMatch(/ECONNREFUSED/);
+      const timedOut = await waitFor("a timed-out attempt", () =>
+        app.services.db.webhookAttempt.findFirst({ where: { delivery: { endpointId: hanging.body.id } }, orderBy: { startedAt: "asc" } }),
+      );
+      expect(timedOut.error).toMatch(/timeout after 2000ms/);
+      expect(timedOut.durationMs).toBeLessThan(3000);
+      await call(app, "DELETE", `/public/v1/webhooks/${hanging.body.id}`, { token: t.token });
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hung.close(resolve));
       // The credentials are in no answer about the attempts (and so in no log line: those carry the same error).
       const downDelivery = await app.services.db.webhookDelivery.findFirstOrThrow({ where: { endpointId: down.body.id } });
       for (const path of [

@@ -141,13 +141,6 @@ export function pinnedUrl(url: URL, pinned: ReadonlyMap<string, string>, tls: bo
   return copy;
 }
 
-/** The fields a body may hold for a type, beside the endpoint's own (events, rateLimit, apiVersion, ordering, ...). */
-export function onlyFields(fields: Record<string, unknown>, type: string, allowed: readonly string[], all: readonly string[]): void {
-  for (const name of all) {
-    if (fields[name] !== undefined && fields[name] !== null && !allowed.includes(name)) throw badField(name, `is not a field of a ${type} endpoint`);
-  }
-}
-
 /** A broker's error as an attempt records it; any user:password@ it quotes is masked. */
 export function errorText(err: unknown): string {
   if (err instanceof AggregateError && err.errors.length > 0) return err.errors.map(errorText).join("; ");
