@@ -8,7 +8,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import mqtt from "mqtt";
 import { Webhook } from "standardwebhooks";
 import { PubSub } from "@google-cloud/pubsub";
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
+import { CreateQueueCommand, ReceiveMessageCommand, SQSClient, type Message } from "@aws-sdk/client-sqs";
 import { startTestApp, type TestApp } from "../helpers/app.js";
 import { call, createTenant, type Tenant } from "../helpers/tenants.js";
 import { availableBrokers, startFauxqs, startPubSubEmulator } from "../helpers/brokers.js";
@@ -218,6 +218,59 @@ describe.each(TYPES)("a $type endpoint", ({ type, broker, body, consumed: messag
 
 describe.each(EMULATED)("a $type endpoint", ({ type, running, body, consumed: messages }) => {
   it.skipIf(!running)(PUBLISHES, () => publishesSigned(type, body(), messages));
+});
+
+describe("ordered broker endpoints", () => {
+  it.skipIf(!sqsServer)("an SQS FIFO queue gets MessageDeduplicationId = eventId and MessageGroupId = store code", async () => {
+    const endpoint = `http://127.0.0.1:${sqsServer?.port}`;
+    const sqs = new SQSClient({ region: "us-east-1", endpoint, credentials: { ...SQS_CREDENTIALS }, maxAttempts: 1 });
+    await sqs.send(new CreateQueueCommand({ QueueName: `${run}-ordered.fifo`, Attributes: { FifoQueue: "true" } }));
+    const queueUrl = `${endpoint}/000000000000/${run}-ordered.fifo`;
+    const res = await create({
+      type: "aws_sqs",
+      ordering: "store",
+      events: ["customer.created"],
+      queueUrl,
+      region: "us-east-1",
+      endpoint,
+      credentials: SQS_CREDENTIALS,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const eventId = await fire();
+    const message = await waitFor("the FIFO message", async (): Promise<Message | undefined> => {
+      const out = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MessageAttributeNames: ["All"], MessageSystemAttributeNames: ["All"], WaitTimeSeconds: 1 }),
+      );
+      return out.Messages?.find((m) => m.MessageAttributes?.["webhook-id"]?.StringValue === eventId);
+    });
+    expect(message.Attributes).toMatchObject({ MessageGroupId: t.storeCode, MessageDeduplicationId: eventId });
+    sqs.destroy();
+  });
+
+  it.skipIf(!pubsubEmulator)("Pub/Sub gets orderingKey = store code", async () => {
+    const pubsub = new PubSub({ projectId: "partner-test", apiEndpoint: `127.0.0.1:${pubsubEmulator?.port}`, emulatorMode: true });
+    const [topic] = await pubsub.createTopic(`${run}-ordered`);
+    const [subscription] = await topic.createSubscription(`${run}-ordered-sub`, { enableMessageOrdering: true });
+    const keys: { id: string; key: string }[] = [];
+    subscription.on("message", (m) => {
+      keys.push({ id: m.attributes["webhook-id"], key: m.orderingKey ?? "" });
+      m.ack();
+    });
+    const res = await create({
+      type: "gcp_pubsub",
+      ordering: "store",
+      events: ["customer.created"],
+      projectId: "partner-test",
+      topic: `${run}-ordered`,
+      apiEndpoint: `127.0.0.1:${pubsubEmulator?.port}`,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const eventId = await fire();
+    const got = await waitFor("the ordered Pub/Sub message", () => keys.find((k) => k.id === eventId));
+    expect(got.key).toBe(t.storeCode);
+    await subscription.close();
+    await pubsub.close();
+  });
 });
 
 describe("broker endpoints that fail", () => {
