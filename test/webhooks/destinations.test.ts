@@ -361,6 +361,13 @@ describe("broker endpoint settings", () => {
     const patched = await call(app, "PATCH", `/public/v1/webhooks/${res.body.id}`, { token: t.token, body: { topic: "y/{eventType}", ordering: "store" } });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ type: "mqtt", ordering: "store", destination: { url: "mqtt://****@127.0.0.1:1883", topic: "y/{eventType}" } });
+    // Other changes leave the settings alone; an http endpoint takes no broker field.
+    const paused = await call(app, "PATCH", `/public/v1/webhooks/${res.body.id}`, { token: t.token, body: { status: "INACTIVE" } });
+    expect(paused.body).toMatchObject({ status: "INACTIVE", destination: { topic: "y/{eventType}" } });
+    const http = await create({ events: ["customer.created"], url: receiver.url("/settings") });
+    const wrong = await call<Problem>(app, "PATCH", `/public/v1/webhooks/${http.body.id}`, { token: t.token, body: { topic: "x" } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errors?.[0].field).toBe("topic");
     const list = await call(app, "GET", "/public/v1/webhooks", { token: t.token });
     const row = await app.services.db.webhookEndpoint.findUniqueOrThrow({ where: { id: res.body.id } });
     for (const text of [JSON.stringify(res.body), JSON.stringify(patched.body), JSON.stringify(list.body), JSON.stringify(row)])

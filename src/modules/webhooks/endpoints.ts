@@ -12,7 +12,14 @@ import type { WaitOutside } from "../../platform/outside.js";
 import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
 import { checkHost, checkWebhookUrl, resolveHost } from "./url-safety.js";
-import { brokerDestination, httpFieldsOnly, storedSettings, type DestinationInput, type StoredDestination } from "./destinations/settings.js";
+import {
+  brokerDestination,
+  givesDestinationFields,
+  httpFieldsOnly,
+  storedSettings,
+  type DestinationInput,
+  type StoredDestination,
+} from "./destinations/settings.js";
 import { badField } from "./destinations/types.js";
 import { DRILL_FIELDS, type Drill } from "./drill.js";
 import { lockActiveGrant, rotateEndpointSecret } from "./sql/endpoints.js";
@@ -262,9 +269,7 @@ export async function updateEndpoint<T>(
   const type = changes.type ?? endpoint.type;
   const base = retyped ? {} : storedSettings(services.box, endpoint.destinationCiphertext);
   const destination =
-    retyped || changesBroker(type, changes) || (type === "http" && changes.url)
-      ? await destinationFrom(services, endpoint.store.environment, { ...changes, type }, base, caller)
-      : null;
+    retyped || givesDestinationFields(changes) ? await destinationFrom(services, endpoint.store.environment, { ...changes, type }, base, caller) : null;
   const stoppedNow = endpoint.status !== "INACTIVE";
   const status =
     changes.status === "INACTIVE"
@@ -294,11 +299,6 @@ export async function updateEndpoint<T>(
     }
     return readBack(tx);
   });
-}
-
-/** A PATCH of a broker endpoint that gives any of its fields. */
-function changesBroker(type: string, changes: DestinationInput): boolean {
-  return type !== "http" && Object.entries(changes).some(([k, v]) => k !== "type" && v != null);
 }
 
 /**

@@ -39,6 +39,11 @@ function given(input: DestinationInput): Record<string, unknown> {
   return Object.fromEntries(DESTINATION_FIELDS.flatMap((f) => (input[f as keyof DestinationInput] == null ? [] : [[f, input[f as keyof DestinationInput]]])));
 }
 
+/** Whether a body gives any destination field (beside the type). */
+export function givesDestinationFields(input: DestinationInput): boolean {
+  return Object.keys(given(input)).length > 0;
+}
+
 /**
  * A broker destination from a body (`base`: the endpoint's current settings, which the body's fields replace one by
  * one): its fields checked by its type (400 naming the field), its hosts by the network rules (422, as a webhook URL's).
