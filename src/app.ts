@@ -25,6 +25,7 @@ import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metri
 import { SharedRedis } from "./platform/redis.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
 import { closeDestinations } from "./modules/webhooks/destinations/registry.js";
+import { startTracing } from "./platform/tracing/start.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -76,6 +77,8 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     for (const fn of [...closers].reverse()) await fn();
   };
   try {
+    // First in, last out: spans of the whole start and stop are exported before the process ends.
+    closers.push(await startTracing(config, log));
     const database = await openDatabase(config, log);
     closers.push(() => database.stop());
     // Migrations take a session advisory lock, which a pooler in transaction mode cannot hold.

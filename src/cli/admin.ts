@@ -1,27 +1,8 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../platform/config.js";
 import { createLogger } from "../platform/log.js";
-import { startServices } from "../app.js";
 import { ApiError } from "../platform/errors.js";
-import {
-  createAdminKey,
-  createApplication,
-  createGrant,
-  createStore,
-  listAdminKeys,
-  listGrants,
-  revokeAdminKey,
-  revokeGrant,
-  rotateClientSecret,
-  setApplicationApiVersion,
-  setApplicationStatus,
-  storeOf,
-} from "../modules/admin/operations.js";
-import { createPortalLink } from "../modules/admin/portal-links.js";
 import type { Services } from "../platform/services.js";
-import { deliveryAttempts, findDelivery, listDeliveries, requestReplays } from "../modules/webhooks/deliveries.js";
-import { ArgsCheck } from "../platform/validate.js";
-import { DELIVERY_LIST_ARGS } from "../modules/webhooks/schemas.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "../modules/webhooks/statuses.js";
 import { ADMIN_ROLES } from "../platform/auth/admin-keys.js";
 import type { AdminRole, Db, Environment, WebhookDeliveryStatus } from "../platform/db/prisma.js";
@@ -35,6 +16,7 @@ import type { AdminRole, Db, Environment, WebhookDeliveryStatus } from "../platf
 // parseArgs types values of options built at run time loosely; the helpers below only take strings.
 type Flags = Record<string, string | boolean | (string | boolean)[] | undefined>;
 type Output = { json: unknown; text: string };
+type Operations = typeof import("./admin-operations.js");
 
 interface Command {
   /** The flags after the command name, as the help shows them. */
@@ -42,7 +24,7 @@ interface Command {
   summary: string;
   /** The command's own string flags (--json and --help are everyone's). */
   flags: readonly string[];
-  run: (db: Db, flags: Flags, services: Services) => Promise<Output>;
+  run: (context: { db: Db; flags: Flags; services: Services; ops: Operations }) => Promise<Output>;
 }
 
 class UsageError extends Error {
@@ -83,9 +65,6 @@ function positiveInt(flags: Flags, name: string): number | undefined {
   return Number(v);
 }
 
-/** The flags of list-deliveries, checked as the GraphQL field checks its arguments. */
-const deliveryListCheck = new ArgsCheck({ args: DELIVERY_LIST_ARGS });
-
 const iso = (d: Date | null): string => (d ? d.toISOString() : "-");
 
 const commands: Record<string, Command> = {
@@ -93,8 +72,8 @@ const commands: Record<string, Command> = {
     args: "--name <name> --environment sandbox|production [--slug <slug>] [--phone <phone>]",
     summary: "Creates a store; prints its id and code (the partners' tenant_id).",
     flags: ["name", "environment", "slug", "phone"],
-    run: async (db, f) => {
-      const s = await createStore(db, { name: need(f, "name"), environment: environment(f), slug: optional(f, "slug"), phone: optional(f, "phone") });
+    run: async ({ db, flags: f, ops }) => {
+      const s = await ops.createStore(db, { name: need(f, "name"), environment: environment(f), slug: optional(f, "slug"), phone: optional(f, "phone") });
       return {
         json: { id: s.id, code: s.code, name: s.name, slug: s.slug, environment: s.environment },
         text: `store ${s.id}\n  code (tenant_id): ${s.code}\n  name: ${s.name}\n  environment: ${s.environment}`,
@@ -105,12 +84,12 @@ const commands: Record<string, Command> = {
     args: "--name <name> --environment sandbox|production --scopes <a,b,...> [--api-version <version>]",
     summary: "Creates an Application, pinned to --api-version (default the latest); prints its client_id and client secret (shown once).",
     flags: ["name", "environment", "scopes", "api-version"],
-    run: async (db, f) => {
+    run: async ({ db, flags: f, ops }) => {
       const scopes = need(f, "scopes")
         .split(",")
         .map((s) => s.trim())
         .filter(Boolean);
-      const { application: a, clientSecret } = await createApplication(db, {
+      const { application: a, clientSecret } = await ops.createApplication(db, {
         name: need(f, "name"),
         environment: environment(f),
         scopes,
@@ -126,8 +105,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id> --api-version <version>",
     summary: "Pins an Application to an API version; its next request on any process is answered in it.",
     flags: ["client-id", "api-version"],
-    run: async (db, f) => {
-      const a = await setApplicationApiVersion(db, need(f, "client-id"), need(f, "api-version"));
+    run: async ({ db, flags: f, ops }) => {
+      const a = await ops.setApplicationApiVersion(db, need(f, "client-id"), need(f, "api-version"));
       return { json: { clientId: a.clientId, apiVersion: a.apiVersion }, text: `application ${a.clientId} api version ${a.apiVersion}` };
     },
   },
@@ -135,8 +114,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id>",
     summary: "Disables an Application: no new tokens, its issued tokens refused, no new deliveries.",
     flags: ["client-id"],
-    run: async (db, f) => {
-      const a = await setApplicationStatus(db, need(f, "client-id"), "DISABLED");
+    run: async ({ db, flags: f, ops }) => {
+      const a = await ops.setApplicationStatus(db, need(f, "client-id"), "DISABLED");
       return { json: { clientId: a.clientId, status: a.status }, text: `application ${a.clientId} ${a.status}` };
     },
   },
@@ -144,8 +123,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id>",
     summary: "Re-enables a disabled Application.",
     flags: ["client-id"],
-    run: async (db, f) => {
-      const a = await setApplicationStatus(db, need(f, "client-id"), "ACTIVE");
+    run: async ({ db, flags: f, ops }) => {
+      const a = await ops.setApplicationStatus(db, need(f, "client-id"), "ACTIVE");
       return { json: { clientId: a.clientId, status: a.status }, text: `application ${a.clientId} ${a.status}` };
     },
   },
@@ -153,8 +132,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id>",
     summary: "Issues a new client secret (shown once); the old one stops working, issued tokens live until they expire.",
     flags: ["client-id"],
-    run: async (db, f) => {
-      const { application: a, clientSecret } = await rotateClientSecret(db, need(f, "client-id"));
+    run: async ({ db, flags: f, ops }) => {
+      const { application: a, clientSecret } = await ops.rotateClientSecret(db, need(f, "client-id"));
       return { json: { clientId: a.clientId, clientSecret }, text: `application ${a.clientId}\n  client_secret: ${clientSecret}   (shown once)` };
     },
   },
@@ -162,8 +141,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id> --store <store id or code>",
     summary: "Lets an Application reach a store (or reactivates a revoked grant).",
     flags: ["client-id", "store"],
-    run: async (db, f) => {
-      const g = await createGrant(db, { clientId: need(f, "client-id"), storeId: need(f, "store") });
+    run: async ({ db, flags: f, ops }) => {
+      const g = await ops.createGrant(db, { clientId: need(f, "client-id"), storeId: need(f, "store") });
       return { json: { id: g.id, status: g.status }, text: `grant ${g.id} ${g.status}` };
     },
   },
@@ -171,8 +150,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id> --store <store id or code>",
     summary: "Revokes an Application's access to a store.",
     flags: ["client-id", "store"],
-    run: async (db, f) => {
-      const g = await revokeGrant(db, { clientId: need(f, "client-id"), storeId: need(f, "store") });
+    run: async ({ db, flags: f, ops }) => {
+      const g = await ops.revokeGrant(db, { clientId: need(f, "client-id"), storeId: need(f, "store") });
       return { json: { id: g.id, status: g.status }, text: `grant ${g.id} ${g.status}` };
     },
   },
@@ -180,8 +159,8 @@ const commands: Record<string, Command> = {
     args: "[--store <store id or code>] [--client-id <client_id>]",
     summary: "Lists grants, optionally of one store and/or one Application.",
     flags: ["store", "client-id"],
-    run: async (db, f) => {
-      const grants = await listGrants(db, { store: optional(f, "store"), clientId: optional(f, "client-id") });
+    run: async ({ db, flags: f, ops }) => {
+      const grants = await ops.listGrants(db, { store: optional(f, "store"), clientId: optional(f, "client-id") });
       const json = grants.map((g) => ({
         id: g.id,
         status: g.status,
@@ -200,8 +179,8 @@ const commands: Record<string, Command> = {
     args: "--client-id <client_id> --store <store id or code> [--ttl-minutes <minutes, default 60>]",
     summary: "Prints a one-time link to the partner portal that signs in as the Application on the store.",
     flags: ["client-id", "store", "ttl-minutes"],
-    run: async (db, f, services) => {
-      const link = await createPortalLink(
+    run: async ({ db, flags: f, services, ops }) => {
+      const link = await ops.createPortalLink(
         db,
         { clientId: need(f, "client-id"), storeId: need(f, "store"), ttlMinutes: positiveInt(f, "ttl-minutes") },
         { baseUrl: services.issuer, maxTtlMinutes: services.config.PORTAL_LINK_MAX_TTL_MINUTES, createdBy: "cli" },
@@ -216,9 +195,9 @@ const commands: Record<string, Command> = {
     args: "--name <name> --role admin|support|viewer",
     summary: "Creates an admin key with a role; prints the key (shown once).",
     flags: ["name", "role"],
-    run: async (db, f) => {
+    run: async ({ db, flags: f, ops }) => {
       const role: AdminRole = oneOf(f, "role", ADMIN_ROLES);
-      const { key, adminKey: k } = await createAdminKey(db, { name: need(f, "name"), role });
+      const { key, adminKey: k } = await ops.createAdminKey(db, { name: need(f, "name"), role });
       return { json: { id: k.id, name: k.name, role: k.role, prefix: k.prefix, key }, text: `admin key ${k.id} (${k.role})\n  key: ${key}   (shown once)` };
     },
   },
@@ -226,8 +205,8 @@ const commands: Record<string, Command> = {
     args: "",
     summary: "Lists stored admin keys with their role, revoked ones too (never the keys).",
     flags: [],
-    run: async (db) => {
-      const json = (await listAdminKeys(db)).map((k) => ({
+    run: async ({ db, ops }) => {
+      const json = (await ops.listAdminKeys(db)).map((k) => ({
         id: k.id,
         name: k.name,
         role: k.role,
@@ -245,8 +224,8 @@ const commands: Record<string, Command> = {
     args: "--id <admin key id>",
     summary: "Revokes an admin key; it is refused from its next request on.",
     flags: ["id"],
-    run: async (db, f) => {
-      const k = await revokeAdminKey(db, need(f, "id"));
+    run: async ({ db, flags: f, ops }) => {
+      const k = await ops.revokeAdminKey(db, need(f, "id"));
       return { json: { id: k.id, revokedAt: k.revokedAt }, text: `admin key ${k.id} revoked at ${iso(k.revokedAt)}` };
     },
   },
@@ -254,7 +233,7 @@ const commands: Record<string, Command> = {
     args: "[--environment sandbox|production]",
     summary: "Lists stores.",
     flags: ["environment"],
-    run: async (db, f) => {
+    run: async ({ db, flags: f }) => {
       const where = optional(f, "environment") ? { environment: environment(f) } : {};
       const stores = await db.store.findMany({ where, orderBy: { createdAt: "asc" }, select: { id: true, code: true, name: true, environment: true } });
       return { json: stores, text: stores.map((s) => `${s.id}  ${s.code}  ${s.environment.padEnd(10)}  ${s.name}`).join("\n") || "(no stores)" };
@@ -264,7 +243,7 @@ const commands: Record<string, Command> = {
     args: "",
     summary: "Lists Applications.",
     flags: [],
-    run: async (db) => {
+    run: async ({ db }) => {
       const apps = await db.application.findMany({
         orderBy: { createdAt: "asc" },
         select: { id: true, clientId: true, name: true, environment: true, scopes: true, status: true, apiVersion: true },
@@ -282,13 +261,13 @@ const commands: Record<string, Command> = {
     args: "[--store <store id or code>] [--endpoint <endpoint id>] [--status pending|delivered|failed|dead_letter] [--limit <1-100>] [--cursor <c>]",
     summary: "Lists webhook deliveries, newest first, a page at a time.",
     flags: ["store", "endpoint", "status", "limit", "cursor"],
-    run: async (db, f) => {
+    run: async ({ db, flags: f, ops }) => {
       const store = optional(f, "store");
       const status: WebhookDeliveryStatus | undefined = optional(f, "status") ? oneOf(f, "status", WEBHOOK_DELIVERY_STATUSES) : undefined;
       const filter = { status, endpointId: optional(f, "endpoint") };
       const page = { limit: positiveInt(f, "limit"), cursor: optional(f, "cursor") };
-      deliveryListCheck.check({ ...filter, ...page });
-      const deliveries = await listDeliveries(db, { scope: store ? { storeId: (await storeOf(db, store)).id } : {}, ...filter }, page);
+      ops.deliveryListCheck.check({ ...filter, ...page });
+      const deliveries = await ops.listDeliveries(db, { scope: store ? { storeId: (await ops.storeOf(db, store)).id } : {}, ...filter }, page);
       const lines = deliveries.data.map(
         (d) => `${d.id}  ${d.status.padEnd(11)}  ${String(d.httpStatus ?? "-").padEnd(3)}  ${d.attempts} att  ${d.eventType}  endpoint ${d.endpointId}`,
       );
@@ -300,9 +279,9 @@ const commands: Record<string, Command> = {
     args: "--id <delivery id>",
     summary: "Shows a delivery with every attempt (request, response excerpt, error).",
     flags: ["id"],
-    run: async (db, f) => {
-      const delivery = await findDelivery(db, null, need(f, "id"));
-      const attempts = await deliveryAttempts(db, delivery.id);
+    run: async ({ db, flags: f, ops }) => {
+      const delivery = await ops.findDelivery(db, null, need(f, "id"));
+      const attempts = await ops.deliveryAttempts(db, delivery.id);
       const text = [
         `delivery ${delivery.id}  ${delivery.status}  ${delivery.eventType}`,
         `  event ${delivery.eventId}  endpoint ${delivery.endpointId}  store ${delivery.storeId}  application ${delivery.applicationId}`,
@@ -319,9 +298,9 @@ const commands: Record<string, Command> = {
     args: "--id <delivery id>",
     summary: "Queues one more attempt of a delivery now (a worker sends it); it is PENDING until it ends.",
     flags: ["id"],
-    run: async (db, f) => {
+    run: async ({ db, flags: f, ops }) => {
       const id = need(f, "id");
-      const [d] = await db.$transaction((tx) => requestReplays(tx, null, [id], (ids) => tx.webhookDelivery.findMany({ where: { id: { in: ids } } })));
+      const [d] = await db.$transaction((tx) => ops.requestReplays(tx, null, [id], (ids) => tx.webhookDelivery.findMany({ where: { id: { in: ids } } })));
       return { json: { id: d.id, status: d.status }, text: `delivery ${d.id} ${d.status}: replay queued` };
     },
   },
@@ -376,9 +355,10 @@ async function main(): Promise<number> {
     return 0;
   }
   const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" });
-  const started = await startServices(config, createLogger(config.LOG_LEVEL));
+  const ops = await import("./admin-operations.js");
+  const started = await ops.startServices(config, createLogger(config.LOG_LEVEL));
   try {
-    const out = await command.run(started.services.db, flags, started.services);
+    const out = await command.run({ db: started.services.db, flags, services: started.services, ops });
     process.stdout.write(`${flags.json ? JSON.stringify(out.json, null, 2) : out.text}\n`);
     return 0;
   } finally {

@@ -15,6 +15,8 @@ import { useSuggestionsForAdminsOnly } from "../graphql/suggestions.js";
 import { useReadReplicas } from "../graphql/read-replicas.js";
 import type { Services } from "../platform/services.js";
 import type { WaitOutside } from "../platform/outside.js";
+import { tracer } from "../platform/tracing/tracer.js";
+import { useOperationSpans } from "../graphql/tracing.js";
 
 export interface GraphqlServerContext {
   principal: Principal;
@@ -154,6 +156,8 @@ export function createGraphqlServer(services: Services, schema: GraphQLSchema, d
         documents,
       ),
       useReadReplicas(services.reads),
+      // Added only when tracing is on, so a request without it pays nothing.
+      ...(tracer.enabled ? [useOperationSpans()] : []),
     ],
   });
 }

@@ -29,6 +29,7 @@ import { createPortal, type Portal } from "./portal.js";
 import { httpServerOptions } from "./server-options.js";
 import { isUuid } from "../platform/uuid.js";
 import type { WaitOutside } from "../platform/outside.js";
+import { type Span, tracer } from "../platform/tracing/tracer.js";
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -149,7 +150,9 @@ class Dispatcher {
     const started = performance.now();
     const given = req.headers["x-request-id"];
     const requestId = typeof given === "string" && isUuid(given) ? given : randomUUID();
-    const traceId = traceIdOf(req.headers.traceparent) ?? requestId.replace(/-/g, "");
+    const span = tracer.enabled ? serverSpan(req) : null;
+    // Traced, the request's trace id is its span's (the caller's when it sent a valid traceparent).
+    const traceId = span?.logFields().trace_id ?? traceIdOf(req.headers.traceparent) ?? requestId.replace(/-/g, "");
     res.setHeader("x-request-id", requestId);
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     const url = requestUrl(req);
@@ -163,10 +166,12 @@ class Dispatcher {
     const seen: Caller = {};
     res.on("finish", () => {
       this.metrics.observeRequest(req.method ?? "GET", url.pathname, res.statusCode, (performance.now() - started) / 1000, recognizedRoute(res));
+      if (span) endServerSpan(span, req.method ?? "GET", res.statusCode, recognizedRoute(res) ?? this.fixedRoute(url.pathname));
       log.info(
         {
           requestId,
           traceId,
+          ...span?.logFields(),
           method: req.method,
           path: url.pathname,
           status: res.statusCode,
@@ -176,7 +181,8 @@ class Dispatcher {
         "request",
       );
     });
-    this.dispatch({ req, res, url, pctx, seen }).catch((err: unknown) => {
+    const dispatched = span ? tracer.within(span, () => this.dispatch({ req, res, url, pctx, seen })) : this.dispatch({ req, res, url, pctx, seen });
+    dispatched.catch((err: unknown) => {
       const known = apiErrorOf(err);
       if (!known) log.error({ err, requestId, traceId }, "unhandled error");
       else if (!(err instanceof ApiError)) log.warn({ err, requestId, traceId }, "database unavailable: answered 503");
@@ -186,6 +192,11 @@ class Dispatcher {
       }
       sendProblem(res, err, pctx);
     });
+  }
+
+  /** A path that is its own route (/graphql, /healthz, a platform route), as a span names its route; else undefined. */
+  private fixedRoute(path: string): string | undefined {
+    return FIXED_PATHS.has(path) || this.platform.has(path) ? path : undefined;
   }
 
   /** The fixed paths and the platform routes, then /graphql, the docs, the portal and /public/v1. */
@@ -364,6 +375,30 @@ class Dispatcher {
       flowOf(claims, req.headers.authorization),
     );
   }
+}
+
+const FIXED_PATHS = new Set(["/healthz", "/readyz", "/metrics", "/graphql"]);
+
+/**
+ * A request's SERVER span, named and attributed as OpenTelemetry's HTTP conventions say; it continues the caller's
+ * trace when it sent a valid `traceparent`. Its route is known once the response is (endServerSpan).
+ */
+function serverSpan(req: IncomingMessage): Span {
+  const method = req.method ?? "GET";
+  const given = req.headers.traceparent;
+  return tracer.start(method, {
+    kind: "server",
+    parent: typeof given === "string" && traceIdOf(given) ? given.trim() : null,
+    root: true,
+    attributes: { "http.request.method": method, "url.scheme": "http", "url.path": requestUrl(req).pathname, "user_agent.original": req.headers["user-agent"] },
+  });
+}
+
+function endServerSpan(span: Span, method: string, status: number, route: string | undefined): void {
+  span.setAttributes({ "http.response.status_code": status, "http.route": route });
+  if (route) span.updateName(`${method} ${route}`);
+  if (status >= 500) span.fail(`HTTP ${status}`);
+  span.end();
 }
 
 /** The request's URL; one Node accepted but URL cannot parse is answered as the root. */

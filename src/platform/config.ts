@@ -5,6 +5,8 @@ import { DEFAULT_HASHING } from "./crypto/hash.js";
 import { API_VERSIONS, isApiVersion, type ApiVersion, type VersionLifecycles } from "./versions.js";
 
 const boolean = z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1");
+/** How traces travel to the collector: OTLP over HTTP, protobuf or JSON (gRPC is not offered). */
+const otlpProtocol = z.enum(["http/protobuf", "http/json"], { message: "must be http/protobuf or http/json (gRPC is not offered)" });
 
 const port = z.coerce.number({ message: "must be a number" }).int("must be an integer").min(0, "must be 0..65535").max(65535, "must be 0..65535");
 
@@ -318,6 +320,22 @@ const envSchema = z
      * https://dashboard.example.com, https://*.example.com), or 'none' (the default: nobody).
      */
     PORTAL_FRAME_ANCESTORS: frameAncestors.default("'none'"),
+    /**
+     * OpenTelemetry's own variables (see docs/operations.md, Traces). Traces are exported when
+     * OTEL_TRACES_EXPORTER is `otlp`, or when it is unset and an OTLP endpoint is; `none` or OTEL_SDK_DISABLED turns
+     * them off whatever else is set. Unset, nothing of OpenTelemetry is loaded.
+     */
+    OTEL_SDK_DISABLED: boolean.default(false),
+    OTEL_TRACES_EXPORTER: z.enum(["otlp", "none"], { message: "must be otlp or none (the only exporters this service offers)" }).optional(),
+    /** The collector's base URL; traces go to <url>/v1/traces. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
+    /** The traces URL itself, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    OTEL_SERVICE_NAME: z.string().min(1).default("partner-platform"),
+    /** Deliveries carry the W3C `traceparent` of their request's span (tracing on only); default false. */
+    WEBHOOK_SEND_TRACEPARENT: boolean.default(false),
     /** On SIGTERM, in-flight requests and jobs get this long to finish before the process exits anyway. */
     SHUTDOWN_TIMEOUT_MS: positiveInt.default(30_000),
   })

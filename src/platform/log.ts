@@ -1,4 +1,5 @@
 import { pino, type Logger } from "pino";
+import { tracer } from "./tracing/tracer.js";
 
 export type { Logger };
 
@@ -44,5 +45,15 @@ export function serializeError(value: unknown): unknown {
  */
 export function createLogger(level: string): Logger {
   const destination = pino.destination({ dest: 1, sync: false });
-  return pino({ level, redact: { paths: redact, censor: "[redacted]" }, base: { pid: process.pid }, serializers: { err: serializeError } }, destination);
+  return pino(
+    {
+      level,
+      redact: { paths: redact, censor: "[redacted]" },
+      base: { pid: process.pid },
+      serializers: { err: serializeError },
+      // With tracing on, a line written inside a span names it (`trace_id`, `span_id`); off, this adds nothing.
+      mixin: () => tracer.logFields(),
+    },
+    destination,
+  );
 }

@@ -1,6 +1,8 @@
 import { execute, validate, type DocumentNode, type GraphQLSchema } from "graphql";
 import { ApiError } from "../platform/errors.js";
 import type { Context } from "../platform/schema/context.js";
+import { traceOperation } from "../platform/tracing/graphql.js";
+import { tracer } from "../platform/tracing/tracer.js";
 
 /**
  * Validates a route's GraphQL document once, at start; a broken document stops the process. tsc typed it
@@ -31,7 +33,8 @@ export async function runDocument(
   variableValues: Record<string, unknown>,
   contextValue: Context,
 ): Promise<Record<string, unknown>> {
-  const result = await execute({ schema, document, variableValues, contextValue });
+  const run = async () => execute({ schema, document, variableValues, contextValue });
+  const result = await (tracer.enabled ? traceOperation(document, undefined, run) : run());
   const first = result.errors?.[0];
   if (first) {
     const original = first.originalError;

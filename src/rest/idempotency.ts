@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import type { Db, IdempotencyKey, Tx } from "../platform/db/prisma.js";
 import { hasSqlState } from "../platform/db/faults.js";
 import { ApiError, ERROR_CATALOG, invalidRequest, type ErrorCode, type Violation } from "../platform/errors.js";
-import { LONGEST_COMMAND_MS } from "../platform/schema/commands.js";
+import { COMMIT_SPAN, COMMIT_SPAN_OPTIONS, LONGEST_COMMAND_MS } from "../platform/schema/commands.js";
+import { tracer } from "../platform/tracing/tracer.js";
 import type { RouteMiddleware, RouteNext } from "./router.js";
 import { acceptsIdempotencyKey, type RouteResult } from "../platform/route.js";
 import { claimIdempotencyKey, completeIdempotencyKey } from "./sql.js";
@@ -97,17 +98,20 @@ async function claim(db: Tx, k: Key, waitMs: number): Promise<boolean> {
 async function together(db: Db, k: Key, next: RouteNext, deadline: number, defaultStatus: number): Promise<Outcome> {
   let claimed = false;
   try {
-    return await db.$transaction(
-      async (tx): Promise<Outcome> => {
-        if (!(await claim(tx, k, deadline - Date.now()))) return { found: await findRecord(tx, k) };
-        claimed = true;
-        const recorded: Recorded = { result: await next(tx) };
-        await tx.$executeRaw(completeIdempotencyKey(k, completed(recorded, defaultStatus)));
-        return { ran: recorded };
-      },
-      // The claim's wait, then the longest operation.
-      { timeout: Math.max(0, deadline - Date.now()) + LONGEST_COMMAND_MS },
-    );
+    const transaction = () =>
+      db.$transaction(
+        async (tx): Promise<Outcome> => {
+          if (!(await claim(tx, k, deadline - Date.now()))) return { found: await findRecord(tx, k) };
+          claimed = true;
+          const recorded: Recorded = { result: await next(tx) };
+          await tx.$executeRaw(completeIdempotencyKey(k, completed(recorded, defaultStatus)));
+          return { ran: recorded };
+        },
+        // The claim's wait, then the longest operation.
+        { timeout: Math.max(0, deadline - Date.now()) + LONGEST_COMMAND_MS },
+      );
+    // The operation's commands join this transaction: its span is theirs (see runCommand).
+    return await tracer.trace(COMMIT_SPAN, COMMIT_SPAN_OPTIONS, transaction);
   } catch (e) {
     if (!claimed && hasSqlState(e, LOCK_TIMEOUT)) throw stillRunning();
     if (!claimed || !recordable(e)) throw e;

@@ -32,7 +32,7 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,memory,limiter,latency,throughput,fairness
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,tracing,memory,limiter,latency,throughput,fairness
  *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
  *   npm run bench -- --only reads,writes,throughput --before /tmp/before
  *                                     also another build (a checkout with its dist/ built, see prepare-before.sh) as a
@@ -47,7 +47,7 @@ import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js"
  * BENCH_KEEP_LOGS (set: keep the processes' logs and the API's CPU profile, and print where).
  */
 
-const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "memory", "limiter", "latency", "throughput", "fairness"] as const;
+const MODULES = ["reads", "deep", "profile", "feed", "sequence", "writes", "tracing", "memory", "limiter", "latency", "throughput", "fairness"] as const;
 type ModuleName = (typeof MODULES)[number];
 
 const RESULTS_DIR = fileURLToPath(new URL("./results/", import.meta.url));
@@ -246,6 +246,7 @@ async function main(): Promise<void> {
   if (wants("feed")) results.push(await timed("event feed", () => benchEventFeed(ctx)));
   if (wants("sequence")) results.push(await timed("sequence trigger", () => benchSequenceWrite(ctx, sequenceSeconds)));
   if (wants("writes")) results.push(await timed("writes", async () => (await import("./writes.js")).benchWrites(ctx)));
+  if (wants("tracing")) results.push(await timed("tracing", async () => (await import("./tracing.js")).benchTracing(ctx)));
   if (wants("memory")) results.push(await timed("memory", () => benchMemory(ctx, tokenBurst.clients, tokenBurst.perClient)));
   if (wants("limiter")) results.push(await timed("rate-limit take", () => benchLimiter(ctx, limiterTakes)));
   if (wants("latency") || wants("throughput")) {

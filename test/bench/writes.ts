@@ -20,7 +20,7 @@ import type { Service } from "./lib/processes.js";
 const STORES = 24;
 const SCENARIOS = ["delivery", "pickup", "scheduled", "cash", "online_payment", "with_discount", "cancelled"] as const;
 /** The moves of a DELIVERY order that emit one event each, in lifecycle order. */
-const MOVES = ["CONFIRMED", "PREPARING", "READY", "DISPATCHED"] as const;
+export const MOVES = ["CONFIRMED", "PREPARING", "READY", "DISPATCHED"] as const;
 /** Unmeasured writes per API process and route first. */
 const WARMUP_WRITES = 300;
 
@@ -34,9 +34,9 @@ type RouteName = keyof typeof BEFORE;
 const THIS_BUILD = "service";
 const BEFORE_BUILD = beforeOf(THIS_BUILD);
 
-const cpuPerWrite = (r: LoadResult) => (r.cpuMsPerRequest ?? Number.NaN) + (r.databaseCpuMsPerRequest ?? Number.NaN);
+export const cpuPerWrite = (r: LoadResult) => (r.cpuMsPerRequest ?? Number.NaN) + (r.databaseCpuMsPerRequest ?? Number.NaN);
 
-interface WriteRequest {
+export interface WriteRequest {
   method: "POST" | "PATCH";
   path: string;
   token: string;
@@ -77,7 +77,7 @@ function runWrites(baseUrl: string, connections: number, length: { duration: num
 }
 
 /** An API process taking the write load: this build's, or the --before build's. */
-interface Writer {
+export interface Writer {
   name: string;
   service: Service;
 }
@@ -86,7 +86,7 @@ interface Writer {
  * The writers take turns, round after round (who goes first rotating), so drift on the machine hits all alike:
  * on a busy machine the CPU per write of every process rises with the load of its neighbours.
  */
-async function measure(ctx: BenchContext, writers: readonly Writer[], next: () => WriteRequest): Promise<Map<string, LoadResult>> {
+export async function measure(ctx: BenchContext, writers: readonly Writer[], next: () => WriteRequest): Promise<Map<string, LoadResult>> {
   const { connections, seconds, rounds } = ctx.settings;
   // By count, not time: on a busy machine a few seconds may be too few writes to get the JIT going.
   for (const w of writers) await runWrites(w.service.baseUrl, connections, { amount: WARMUP_WRITES }, next);
@@ -105,7 +105,7 @@ async function measure(ctx: BenchContext, writers: readonly Writer[], next: () =
 }
 
 /** PENDING DELIVERY orders of the tenants' stores, one list per store. */
-async function pendingDeliveries(client: pg.Client, tenants: readonly BenchTenant[]): Promise<{ id: string; token: string }[]> {
+export async function pendingDeliveries(client: pg.Client, tenants: readonly BenchTenant[]): Promise<{ id: string; token: string }[]> {
   const { rows } = await client.query<{ id: string; storeId: string }>(
     `select id, "storeId" from "Order" where "storeId" = any($1::uuid[]) and status = 'PENDING' and type = 'DELIVERY' order by "createdAt"`,
     [tenants.map((t) => t.storeId)],
@@ -115,7 +115,7 @@ async function pendingDeliveries(client: pg.Client, tenants: readonly BenchTenan
 }
 
 /** Creates `count` more orders through the API, a few at a time, for the status changes to move. */
-async function topUp(ctx: BenchContext, tenants: readonly BenchTenant[], count: number): Promise<void> {
+export async function topUp(ctx: BenchContext, tenants: readonly BenchTenant[], count: number): Promise<void> {
   let made = 0;
   const worker = async () => {
     while (made < count) {

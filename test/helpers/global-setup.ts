@@ -43,6 +43,9 @@ async function bundle(): Promise<string> {
     bundle: true,
     platform: "node",
     format: "esm",
+    // Shared code goes to chunks, so a dynamic import stays lazy: the admin CLI answers --help without loading
+    // the application's packages.
+    splitting: true,
     target: "node20",
     packages: "external",
     logLevel: "warning",

@@ -62,8 +62,11 @@ export function deliverJobKey(payload: DeliverPayload): string {
 }
 
 export function assertFanOutPayload(payload: unknown): FanOutPayload {
-  if (isRecord(payload) && typeof payload.eventId === "string" && isUuid(payload.eventId)) return { eventId: payload.eventId };
-  throw new Error(`${FAN_OUT_TASK}: payload must be { eventId: uuid }, got ${JSON.stringify(payload)}`);
+  if (isRecord(payload) && typeof payload.eventId === "string" && isUuid(payload.eventId)) {
+    const { eventId, traceparent } = payload;
+    return typeof traceparent === "string" ? { eventId, traceparent } : { eventId };
+  }
+  throw new Error(`${FAN_OUT_TASK}: payload must be { eventId: uuid, traceparent?: string }, got ${JSON.stringify(payload)}`);
 }
 
 export function assertDeliverPayload(payload: unknown): DeliverPayload {

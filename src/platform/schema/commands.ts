@@ -2,6 +2,7 @@ import type { DocumentNode, GraphQLSchema } from "graphql";
 import type { Tx } from "../db/prisma.js";
 import type { Context } from "./context.js";
 import { collectEvents, EventReceipt } from "../events/receipt.js";
+import { tracer } from "../tracing/tracer.js";
 
 declare module "graphql" {
   interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs> {
@@ -12,6 +13,10 @@ declare module "graphql" {
     callsOut?: boolean;
   }
 }
+
+/** The span of a write's transaction, up to the commit of its change and its events. */
+export const COMMIT_SPAN = "commit";
+export const COMMIT_SPAN_OPTIONS = { attributes: { "db.system": "postgresql" } } as const;
 
 /** The longest a command may hold its transaction: generating a sandbox order may seed a whole catalog first. */
 export const LONGEST_COMMAND_MS = 15_000;
@@ -29,10 +34,15 @@ export async function runCommand<T>(ctx: Context, fn: (tx: Tx) => Promise<T>, op
     return fn(ctx.transaction);
   }
   const committed = new EventReceipt();
-  const result = await ctx.services.db.$transaction((tx) => {
-    collectEvents(tx, committed);
-    return fn(tx);
-  }, opts);
+  // Traced, the transaction is a span up to its commit: its events store that span's traceparent (the outbox).
+  const result = await tracer.trace(COMMIT_SPAN, COMMIT_SPAN_OPTIONS, async (span) => {
+    const done = await ctx.services.db.$transaction((tx) => {
+      collectEvents(tx, committed);
+      return fn(tx);
+    }, opts);
+    if (committed.events.length) span.setAttributes({ "events.count": committed.events.length, "events.ids": committed.events.map((e) => e.id).join(",") });
+    return done;
+  });
   ctx.receipt.add(committed.events);
   return result;
 }

@@ -49,7 +49,7 @@ export async function send(services: Services, deliveryId: string, c: Claimed, w
   const message = { eventId: c.eventId, eventType: c.eventType, storeCode: c.tenantId, body, headers, ordered: c.ordering !== null };
   // The lookup and the send both wait on the partner's side, so both run outside.
   return waitOutside(async (): Promise<Sent> => {
-    const { result, refused } = await deliver(services, c, message, (text) => decryptSecret(services, text));
-    return { result, headers, body, refused };
+    const sent = await deliver(services, c, message, (text) => decryptSecret(services, text));
+    return { result: sent.result, headers: sent.headers, body, refused: sent.refused };
   });
 }

@@ -79,11 +79,16 @@ export async function deliver(
     return {
       result: { ok: true, status: null, durationMs: elapsed(), error: null, responseExcerpt: confirmation, timedOut: false, retryAfter: null },
       refused: false,
+      headers: message.headers,
     };
   } catch (err) {
-    if (refusal !== null) return refusedAt(refusal);
+    if (refusal !== null) return refusedAt(refusal, message);
     const timedOut = err instanceof TimeoutError;
     const error = `${target.type}: ${errorText(err)}`;
-    return { result: { ok: false, status: null, durationMs: elapsed(), error, responseExcerpt: null, timedOut, retryAfter: null }, refused: false };
+    return {
+      result: { ok: false, status: null, durationMs: elapsed(), error, responseExcerpt: null, timedOut, retryAfter: null },
+      refused: false,
+      headers: message.headers,
+    };
   }
 }

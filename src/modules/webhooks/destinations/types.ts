@@ -28,6 +28,8 @@ export interface Delivered {
   result: SendWebhookResult;
   /** The network rules refused the host at delivery time: nothing was sent. */
   refused: boolean;
+  /** The headers as sent (an http request may add its traceparent), for the attempt log. */
+  headers: Record<string, string>;
 }
 
 /** One open connection to a broker, shared by every endpoint whose settings name the same broker and credentials. */
