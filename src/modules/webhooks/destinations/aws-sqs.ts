@@ -1,4 +1,3 @@
-import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { badField, hostOf, requiredString, type Destination } from "./types.js";
 
 /**
@@ -53,6 +52,8 @@ export const awsSqs: Destination<SqsConfig> = {
   async connect(settings) {
     // No ambient credentials or region are looked up; this also keeps any other SDK client in the process off IMDS.
     process.env.AWS_EC2_METADATA_DISABLED ??= "true";
+    // Loaded on first use, as the Pub/Sub client is: a process without SQS endpoints never needs the SDK.
+    const { SendMessageCommand, SQSClient } = await import("@aws-sdk/client-sqs");
     const client = new SQSClient({
       region: settings.region,
       // A copy: the SDK marks the object it is given.

@@ -1,4 +1,4 @@
-import { PubSub, type Topic } from "@google-cloud/pubsub";
+import type { Topic } from "@google-cloud/pubsub";
 import { badField, fill, optionalString, requiredString, template, type Destination } from "./types.js";
 
 /**
@@ -63,6 +63,8 @@ export const gcpPubsub: Destination<PubSubConfig> = {
   async connect(settings, pinned) {
     // google-auth-library would otherwise probe 169.254.169.254 when it looks for a project or credentials.
     process.env.METADATA_SERVER_DETECTION ??= "none";
+    // Loaded on first use: the client brings gRPC and OpenTelemetry's core, which a process without Pub/Sub endpoints never needs.
+    const { PubSub } = await import("@google-cloud/pubsub");
     const emulator = settings.apiEndpoint ? hostPort(settings.apiEndpoint, "apiEndpoint") : null;
     const pubsub = new PubSub({
       projectId: settings.projectId,

@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { Services } from "../../../platform/services.js";
+import { tracer } from "../../../platform/tracing/tracer.js";
 import { checkHost, type WebhookEnvironment } from "../url-safety.js";
 import { Connections, TimeoutError } from "./connections.js";
 import { deliverHttp, refusedAt } from "./http.js";
@@ -75,7 +76,10 @@ export async function deliver(
   };
   const key = `${target.type}:${JSON.stringify(destination.connection(settings))}`;
   try {
-    const confirmation = await poolOf(services).publish(key, open, (p) => p.publish(settings, message), timeoutMs);
+    const publish = () => poolOf(services).publish(key, open, (p) => p.publish(settings, message), timeoutMs);
+    // A PRODUCER span (OpenTelemetry's messaging conventions) where the http type has its CLIENT one; the type names the system.
+    const attributes = { "messaging.system": target.type, "messaging.operation.type": "send", "messaging.message.id": message.eventId };
+    const confirmation = tracer.enabled ? await tracer.trace(`send ${target.type}`, { kind: "producer", attributes }, publish) : await publish();
     return {
       result: { ok: true, status: null, durationMs: elapsed(), error: null, responseExcerpt: confirmation, timedOut: false, retryAfter: null },
       refused: false,
