@@ -24,6 +24,7 @@ import { postgresWriteMarks, ReadRouter, redisWriteMarks } from "./platform/db/r
 import { createMetricsRegistry, registerPlatformMetrics } from "./platform/metrics.js";
 import { SharedRedis } from "./platform/redis.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
+import { closeDestinations } from "./modules/webhooks/destinations/registry.js";
 import { startTracing } from "./platform/tracing/start.js";
 import { schema } from "./graphql/schema.js";
 import { routes } from "./rest/routes.js";
@@ -143,6 +144,8 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
     };
     registerPlatformMetrics(metrics, services);
     registerWebhookMetrics(metrics, services);
+    // The message broker connections deliveries opened (closed first: they may hold attempts that record in the database).
+    closers.push(() => closeDestinations(services));
     return { services, databaseUrl: database.url, directUrl, close };
   } catch (e) {
     await close().catch(() => undefined);

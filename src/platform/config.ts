@@ -170,6 +170,8 @@ const envSchema = z
     WEBHOOK_PACE_BACKEND: z.enum(["memory", "redis", "postgres"]).optional(),
     /** Deliveries one recover call re-sends at most (it answers hasMore; the next call continues); default 100. */
     WEBHOOK_RECOVER_MAX: positiveInt.max(1000, "must be at most 1000").default(100),
+    /** A message broker connection no delivery used for this long is closed (the next delivery opens it again); default 60000. */
+    WEBHOOK_DESTINATION_IDLE_MS: positiveInt.default(60_000),
     CATALOG_EVENT_WINDOW_MS: positiveInt.default(5000),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
     ROLE: z.enum(["api", "worker", "all"]).default("all"),

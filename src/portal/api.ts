@@ -76,6 +76,11 @@ export interface Endpoint {
   lastSuccessAt: string | null;
   failureCount: number;
   disabledReason: string | null;
+  /** http, or the message broker the endpoint publishes to. */
+  type: string;
+  ordering: string | null;
+  /** A broker endpoint's settings, credentials masked; null for http. */
+  destination: Record<string, unknown> | null;
   deliveriesLast24h?: EndpointStats;
 }
 

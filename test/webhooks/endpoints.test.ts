@@ -59,15 +59,18 @@ async function emitAndFanOutWithAttempts(storeId: string, type: "order.created" 
 
 const ENDPOINT_KEYS = [
   "deliveriesLast24h",
+  "destination",
   "disabledReason",
   "drill",
   "events",
   "failureCount",
   "id",
   "lastSuccessAt",
+  "ordering",
   "rateLimit",
   "secretPrefix",
   "status",
+  "type",
   "url",
 ];
 const DELIVERY_KEYS = [
@@ -90,7 +93,18 @@ describe("endpoint management", () => {
     const url = receiver.url("/crud");
     const created = await create(tenant, { url, events: ["order.created", "order.cancelled", "order.created"] });
     expect(created.status).toBe(201);
-    expect(Object.keys(created.body).sort()).toEqual(["events", "id", "message", "rateLimit", "secret", "secretPrefix", "url"]);
+    expect(Object.keys(created.body).sort()).toEqual([
+      "destination",
+      "events",
+      "id",
+      "message",
+      "ordering",
+      "rateLimit",
+      "secret",
+      "secretPrefix",
+      "type",
+      "url",
+    ]);
     const { id, secret } = created.body as { id: string; secret: string };
     expect(created.body).toMatchObject({ url, events: ["order.created", "order.cancelled"], secretPrefix: secret.slice(0, 12) });
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -107,6 +121,9 @@ describe("endpoint management", () => {
     expect(listed).toEqual({
       id,
       url,
+      type: "http",
+      ordering: null,
+      destination: null,
       events: ["order.created", "order.cancelled"],
       status: "ACTIVE",
       secretPrefix: secret.slice(0, 12),
@@ -313,8 +330,8 @@ describe("deliveries list", () => {
     const gql = await graphql<{ webhookDeliveries: { data: Body[]; hasMore: boolean; nextCursor: string | null }; webhookEndpoints: Body[] }>(
       app,
       `{ webhookDeliveries(limit: 3) { data { id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId } hasMore nextCursor }
-         webhookEndpoints { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit deliveriesLast24h { delivered failed pending successRate }
-           drill { duplicateRate reorderWindowSeconds maxDelaySeconds } } }`,
+         webhookEndpoints { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit type ordering destination
+           deliveriesLast24h { delivered failed pending successRate } drill { duplicateRate reorderWindowSeconds maxDelaySeconds } } }`,
       {},
       t.token,
     );

@@ -6,6 +6,7 @@ import { claim, explainUnclaimed, isDuplicate, type AttemptOutcome, type Attempt
 import { resultOf, send, type AttemptReport } from "./delivery/send.js";
 import { duplicateLater, record, recordDuplicate } from "./delivery/record.js";
 import { deferFirst, paceSlot, putOff } from "./delivery/pace.js";
+import { heldUntil, holdBehind } from "./delivery/order.js";
 
 /**
  * One delivery attempt in Svix's three steps, each a module of ./delivery/: prepare (claim the delivery and load what
@@ -17,6 +18,8 @@ import { deferFirst, paceSlot, putOff } from "./delivery/pace.js";
  * Records that end together share one statement. The rare attempts that change an endpoint's standing (a dead letter,
  * a 410 Gone, failing for WEBHOOK_DISABLE_AFTER) are recorded in a transaction of their own that also emits the
  * operational event reporting the change.
+ *
+ * An ordered endpoint's attempts run in its graphile-worker queue and wait for its earlier deliveries (./delivery/order.ts).
  *
  * An endpoint running a fault drill (./drill.ts; SANDBOX only) has its new deliveries' first attempts held (created
  * PENDING with their first job later, as the pace puts one off) and some sent twice (a job of its own after the first
@@ -61,6 +64,8 @@ export async function runAttempt(services: Services, req: AttemptRequest, waitOu
   const claimed = await claim(services, req);
   if (!claimed) return explainUnclaimed(services, req);
   if (req.trigger !== "TEST") {
+    const held = await heldUntil(services, claimed, req.deliveryId);
+    if (held) return holdBehind(services, req, claimed, held);
     const slot = await paceSlot(services, req, claimed);
     if (slot) return putOff(services, req, claimed, slot);
   }
@@ -81,6 +86,12 @@ export async function attemptFirst(services: Services, req: FirstAttempt, planne
     const at = new Date(Date.now() + hold.ms);
     await deferFirst(services, req, planned, at, hold.drill);
     return { kind: "held", drill: hold.drill, at };
+  }
+  if (planned.ordering !== null) {
+    // An ordered endpoint's first attempt runs in its queue, in order, never beside an earlier one.
+    const now = new Date();
+    await deferFirst(services, req, planned, now, null);
+    return { kind: "ordered", at: now };
   }
   const slot = await services.pacer.take(paceKey(planned.endpointId), planned.rateLimit);
   if (!slot) return sendAndRecord(services, req, planned, true);

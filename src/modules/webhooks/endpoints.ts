@@ -11,7 +11,16 @@ import type { Services } from "../../platform/services.js";
 import type { WaitOutside } from "../../platform/outside.js";
 import { MAX_ENDPOINTS_PER_OWNER, ROTATION_OVERLAP_MS } from "./policy.js";
 import { generateWebhookSecret, secretPrefix } from "./secret.js";
-import { checkWebhookUrl, resolveHost } from "./url-safety.js";
+import { checkHost, checkWebhookUrl, resolveHost } from "./url-safety.js";
+import {
+  brokerDestination,
+  givesDestinationFields,
+  httpFieldsOnly,
+  storedSettings,
+  type DestinationInput,
+  type StoredDestination,
+} from "./destinations/settings.js";
+import { badField } from "./destinations/types.js";
 import { DRILL_FIELDS, type Drill } from "./drill.js";
 import { lockActiveGrant, rotateEndpointSecret } from "./sql/endpoints.js";
 
@@ -38,9 +47,10 @@ export function inactiveEndpoint(endpoint: { id: string; disabledByAdmin: boolea
   ]);
 }
 
-export interface EndpointInput {
-  url: string;
+export interface EndpointInput extends DestinationInput {
   events: readonly string[];
+  /** "store": the store's events one at a time in sequence order. */
+  ordering?: string | null;
   /** Deliveries per second at most; WEBHOOK_ENDPOINT_RATE when not given. */
   rateLimit?: number | null;
   /** The API version deliveries are rendered in; the Application's pin when not given. */
@@ -63,6 +73,41 @@ async function checkUrl(services: Services, environment: Environment, url: strin
   throw check.code === "INVALID_URL" ? invalidRequest(check.message, violation) : unprocessable(check.message, violation);
 }
 
+type Caller = { applicationId: string; waitOutside: WaitOutside };
+
+/** A broker host checked by the webhook URL network rules, resolved as one of the Application's calls out. */
+function hostChecker(services: Services, caller: Caller) {
+  return (host: string) =>
+    checkHost(host, {
+      allowPrivateNetworks: services.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+      resolve: (name) => services.outsideCalls.run(caller.applicationId, caller.waitOutside, () => resolveHost(name)),
+    });
+}
+
+/**
+ * Where a new endpoint's deliveries go (`base`: the settings a PATCH starts from): an http URL checked as ever, or a
+ * broker's settings checked by its type.
+ */
+async function destinationFrom(
+  services: Services,
+  environment: Environment,
+  input: DestinationInput,
+  base: Record<string, unknown>,
+  caller: Caller,
+): Promise<StoredDestination> {
+  const type = input.type ?? "http";
+  if (type !== "http") return brokerDestination(type, input, base, services.box, hostChecker(services, caller));
+  httpFieldsOnly(input);
+  if (!input.url) throw badField("url", "is required for an http endpoint");
+  await checkUrl(services, environment, input.url, caller);
+  return { type: "http", url: input.url, shown: null, ciphertext: null };
+}
+
+/** The columns an endpoint's destination is stored in. */
+function destinationColumns(d: StoredDestination) {
+  return { type: d.type, url: d.url, destination: d.shown ?? Prisma.DbNull, destinationCiphertext: d.ciphertext };
+}
+
 /**
  * Registers an endpoint for the token's (Application, Store) and returns its secret, the only time it is
  * ever visible (stored encrypted). The caller has checked the input (400: the endpoint's body schema); then
@@ -71,7 +116,7 @@ async function checkUrl(services: Services, environment: Environment, url: strin
  */
 export async function createEndpoint(services: Services, principal: PartnerPrincipal, input: EndpointInput, transact: Transact, waitOutside: WaitOutside) {
   const events = subscription(input.events, (scope) => principal.scopes.has(scope));
-  await checkUrl(services, principal.environment, input.url, { applicationId: principal.applicationId, waitOutside });
+  const destination = await destinationFrom(services, principal.environment, input, {}, { applicationId: principal.applicationId, waitOutside });
 
   const secret = generateWebhookSecret();
   const owner = { applicationId: principal.applicationId, storeId: principal.storeId };
@@ -88,14 +133,15 @@ export async function createEndpoint(services: Services, principal: PartnerPrinc
     return tx.webhookEndpoint.create({
       data: {
         ...owner,
-        url: input.url,
+        ...destinationColumns(destination),
+        ordering: input.ordering ?? null,
         events,
         rateLimit: input.rateLimit ?? services.config.WEBHOOK_ENDPOINT_RATE,
         apiVersion: input.apiVersion ? apiVersionOf(input.apiVersion, "apiVersion") : principal.apiVersion,
         secretCiphertext: services.box.encrypt(secret),
         secretPrefix: secretPrefix(secret),
       },
-      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true, apiVersion: true },
+      select: { id: true, url: true, events: true, rateLimit: true, secretPrefix: true, apiVersion: true, type: true, ordering: true, destination: true },
     });
   });
   return { ...endpoint, secret };
@@ -142,8 +188,9 @@ function subscription(asked: readonly string[], holds: (scope: Scope) => boolean
   return events;
 }
 
-export interface EndpointChanges {
-  url?: string | null;
+export interface EndpointChanges extends DestinationInput {
+  /** "store" to order deliveries, null to stop ordering them, undefined to leave it. */
+  ordering?: string | null;
   events?: readonly string[] | null;
   status?: Exclude<WebhookEndpointStatus, "FAILED"> | null;
   rateLimit?: number | null;
@@ -204,6 +251,8 @@ export async function updateEndpoint<T>(
       applicationId: true,
       status: true,
       disabledByAdmin: true,
+      type: true,
+      destinationCiphertext: true,
       store: { select: { environment: true } },
       application: { select: { scopes: true } },
     },
@@ -214,7 +263,13 @@ export async function updateEndpoint<T>(
   if (principal && reactivating && endpoint.disabledByAdmin) throw keptInactiveByAdmin(id);
   const scopes = new Set<string>(principal ? principal.scopes : endpoint.application.scopes);
   const events = changes.events ? subscription(changes.events, (scope) => scopes.has(scope)) : undefined;
-  if (changes.url) await checkUrl(services, endpoint.store.environment, changes.url, { applicationId: endpoint.applicationId, waitOutside });
+  const caller = { applicationId: endpoint.applicationId, waitOutside };
+  // A new type starts afresh (all its fields needed); fields alone change the current type's settings one by one.
+  const retyped = changes.type != null && changes.type !== endpoint.type;
+  const type = changes.type ?? endpoint.type;
+  const base = retyped ? {} : storedSettings(services.box, endpoint.destinationCiphertext);
+  const destination =
+    retyped || givesDestinationFields(changes) ? await destinationFrom(services, endpoint.store.environment, { ...changes, type }, base, caller) : null;
   const stoppedNow = endpoint.status !== "INACTIVE";
   const status =
     changes.status === "INACTIVE"
@@ -229,7 +284,8 @@ export async function updateEndpoint<T>(
       // A partner's ACTIVE holds only while no administrator has set the endpoint INACTIVE meanwhile.
       where: { id, ...ownerWhere(owner), ...(principal && reactivating ? { disabledByAdmin: false } : {}) },
       data: {
-        ...(changes.url ? { url: changes.url } : {}),
+        ...(destination ? destinationColumns(destination) : {}),
+        ...(changes.ordering !== undefined ? { ordering: changes.ordering } : {}),
         ...(events ? { events } : {}),
         ...(changes.rateLimit ? { rateLimit: changes.rateLimit } : {}),
         ...(changes.drill !== undefined ? { drill: changes.drill ? { ...changes.drill } : Prisma.DbNull } : {}),

@@ -28,6 +28,7 @@ import { envelopeBody } from "./message.js";
 import { WEBHOOK_EVENT_SCHEMA } from "../../platform/events/declaration.js";
 import { findDelivery, listDeliveries, requestReplays, sendTestEvent } from "./deliveries.js";
 import { ATTEMPT_DRILLS, drillFrom, isIdle, MAX_DRILL_SECONDS, storedDrill, type Drill } from "./drill.js";
+import { DESTINATION_TYPES } from "./destinations/types.js";
 import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 
 /**
@@ -39,6 +40,14 @@ import { WEBHOOK_ATTEMPT_TRIGGERS, WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_S
 const WEBHOOK_READ = { adminRole: "VIEWER", scope: "webhooks:manage" } as const;
 const WEBHOOK_SUPPORT = { adminRole: "SUPPORT", scope: "webhooks:manage" } as const;
 const WEBHOOK_ADMIN = { adminRole: "ADMIN", scope: "webhooks:manage" } as const;
+
+const DESTINATION_TYPE_TEXT =
+  "Extension to the contract: where deliveries go: http (a POST to url), rabbitmq, nats (JetStream), mqtt, gcp_pubsub or aws_sqs (a publish to the broker, confirmed by it).";
+const DESTINATION_SCHEMA = { jsonSchema: { type: "object", additionalProperties: true } };
+const ORDERING_TEXT =
+  "Extension to the contract: store when the store's events reach the endpoint one at a time in sequence order (each after the one before was delivered or dead-lettered); null when in any order.";
+const DESTINATION_TEXT =
+  "Extension to the contract: a broker endpoint's settings (url or servers, exchange, routingKey, subject, topic, projectId, apiEndpoint, queueUrl, region, endpoint, credentials), credentials masked; null for http.";
 
 /** Svix's `secure_find`: every webhook query here is filtered by what this returns. */
 function ownerOf(ctx: Context): Owner {
@@ -186,6 +195,16 @@ const WebhookEndpoint = builder.prismaObject("WebhookEndpoint", {
       description: "After a rotation, deliveries carry the previous secret's signature too until this time.",
     }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
+    type: t.exposeString("type", { description: DESTINATION_TYPE_TEXT, extensions: { jsonSchema: { enum: [...DESTINATION_TYPES] } } }),
+    ordering: t.exposeString("ordering", { nullable: true, description: ORDERING_TEXT, extensions: { jsonSchema: { enum: ["store"] } } }),
+    destination: t.field({
+      type: "JSON",
+      nullable: true,
+      description: DESTINATION_TEXT,
+      extensions: DESTINATION_SCHEMA,
+      select: { destination: true },
+      resolve: (e) => e.destination,
+    }),
     drill: t.field({
       type: WebhookDrill,
       nullable: true,
@@ -279,13 +298,25 @@ const WebhookDeliveryPage = builder.objectRef<Page<WebhookDeliveryRow>>("Webhook
 });
 
 const CreatedWebhookEndpoint = builder
-  .objectRef<{ id: string; url: string; events: string[]; rateLimit: number; apiVersion: string; secret: string; secretPrefix: string }>(
-    "CreatedWebhookEndpoint",
-  )
+  .objectRef<{
+    id: string;
+    url: string;
+    events: string[];
+    rateLimit: number;
+    apiVersion: string;
+    secret: string;
+    secretPrefix: string;
+    type: string;
+    ordering: string | null;
+    destination: Prisma.JsonValue;
+  }>("CreatedWebhookEndpoint")
   .implement({
     fields: (t) => ({
       id: t.exposeID("id"),
       url: t.exposeString("url"),
+      type: t.exposeString("type", { description: DESTINATION_TYPE_TEXT, extensions: { jsonSchema: { enum: [...DESTINATION_TYPES] } } }),
+      ordering: t.exposeString("ordering", { nullable: true, description: ORDERING_TEXT, extensions: { jsonSchema: { enum: ["store"] } } }),
+      destination: t.field({ type: "JSON", nullable: true, description: DESTINATION_TEXT, extensions: DESTINATION_SCHEMA, resolve: (e) => e.destination }),
       events: t.exposeStringList("events"),
       rateLimit: t.exposeInt("rateLimit", {
         description: "Extension to the contract: deliveries per second the endpoint receives at most.",
@@ -361,8 +392,32 @@ const WebhookDrillInput = builder.inputType("WebhookDrillInput", {
   }),
 });
 
+const WebhookDestinationCredentialsInput = builder.inputType("WebhookDestinationCredentialsInput", {
+  description: "Extension to the contract: aws_sqs { accessKeyId, secretAccessKey }; gcp_pubsub a service account's { clientEmail, privateKey }.",
+  fields: (t) => ({ accessKeyId: t.string(), secretAccessKey: t.string(), clientEmail: t.string(), privateKey: t.string() }),
+});
+
+/** The destination fields both endpoint inputs take (extension to the contract). */
+type InputFields = PothosSchemaTypes.InputFieldBuilder<typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never, "InputObject">;
+const destinationInputFields = (t: InputFields) => ({
+  type: t.string({ description: "http (default), rabbitmq, nats, mqtt, gcp_pubsub or aws_sqs" }),
+  ordering: t.string({ description: "store: the store's events one at a time in sequence order; null: any order" }),
+  exchange: t.string({ description: "rabbitmq: the exchange" }),
+  routingKey: t.string({ description: "rabbitmq: the routing key ({storeCode}, {eventType})" }),
+  servers: t.stringList({ description: "nats: the servers' URLs" }),
+  subject: t.string({ description: "nats: the subject ({storeCode}, {eventType})" }),
+  topic: t.string({ description: "mqtt, gcp_pubsub: the topic ({storeCode}, {eventType})" }),
+  projectId: t.string({ description: "gcp_pubsub: the Google Cloud project" }),
+  apiEndpoint: t.string({ description: "gcp_pubsub: host:port of an emulator" }),
+  queueUrl: t.string({ description: "aws_sqs: the queue's URL" }),
+  region: t.string({ description: "aws_sqs: the queue's region" }),
+  endpoint: t.string({ description: "aws_sqs: another SQS-compatible service's URL" }),
+  credentials: t.field({ type: WebhookDestinationCredentialsInput, description: "aws_sqs or gcp_pubsub credentials (stored encrypted, shown masked)" }),
+});
+
 const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput", {
   fields: (t) => ({
+    ...destinationInputFields(t),
     url: t.string(),
     events: t.stringList({ description: 'Event types, or ["*"] for every type the Application\'s scopes allow' }),
     status: t.field({ type: WebhookEndpointSwitchEnum }),
@@ -374,7 +429,8 @@ const UpdateWebhookEndpointInput = builder.inputType("UpdateWebhookEndpointInput
 
 const CreateWebhookEndpointInput = builder.inputType("CreateWebhookEndpointInput", {
   fields: (t) => ({
-    url: t.string({ required: true }),
+    ...destinationInputFields(t),
+    url: t.string({ description: "Required for an http endpoint; a broker's URL for rabbitmq and mqtt" }),
     events: t.stringList({ required: true }),
     rateLimit: t.int({ description: "Deliveries per second the endpoint receives at most (1 to 10000; default WEBHOOK_ENDPOINT_RATE, 50)" }),
     apiVersion: t.string({ description: "The API version deliveries are rendered in; default the Application's" }),

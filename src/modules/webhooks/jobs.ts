@@ -36,6 +36,13 @@ export const scheduledJobKey = (deliveryId: string): string => `${SCHEDULED_JOB_
 export const REPLAY_JOB_KEY_PREFIX = "replay:";
 export const replayJobKey = (deliveryId: string): string => `${REPLAY_JOB_KEY_PREFIX}${deliveryId}`;
 
+/**
+ * The graphile-worker queue an ordered endpoint's jobs run in, one at a time (one queue per ordered endpoint only: the
+ * others run in no queue, as graphile-worker advises against many queue names). SQL_ORDER_QUEUE says the same in SQL.
+ */
+export const orderQueue = (endpointId: string): string => `webhook-order:${endpointId}`;
+export const SQL_ORDER_QUEUE = (endpoint: string) => `case when ${endpoint}.ordering is not null then 'webhook-order:' || ${endpoint}.id::text end`;
+
 /** The key an endpoint's pace is kept under (src/platform/pace). */
 export const paceKey = (endpointId: string): string => `endpoint:${endpointId}`;
 

@@ -3,6 +3,7 @@ import { copiedCounter, scrapedGauge, type MetricsRegistry } from "../../platfor
 import type { Services } from "../../platform/services.js";
 import { ATTEMPT_RESULTS, watchAttempts } from "./attempt.js";
 import { WEBHOOK_DELIVERY_STATUSES } from "./statuses.js";
+import { HELD_BEHIND_EARLIER } from "./sql/ordering.js";
 
 /** Webhook deliveries by status (whole database). Plain SQL, as the metrics hold only the pool. */
 const DELIVERIES_BY_STATUS = `SELECT status::text AS status, count(*)::int AS n FROM "WebhookDelivery" GROUP BY status`;
@@ -40,6 +41,18 @@ export function registerWebhookMetrics(registry: MetricsRegistry, services: Serv
     (set, rows) => {
       for (const s of WEBHOOK_DELIVERY_STATUSES) set(rows.find((r) => r.status === s)?.n ?? 0, { status: s });
     },
+  );
+
+  scrapedGauge<never, { n: number }>(
+    registry,
+    services,
+    {
+      name: "webhook_deliveries_held",
+      help: "Deliveries to ordered endpoints waiting behind an earlier delivery of the same endpoint (whole database, read at scrape time).",
+      labelNames: [],
+    },
+    HELD_BEHIND_EARLIER,
+    (set, rows) => set(rows[0]?.n ?? 0),
   );
 
   const { pacer } = services;

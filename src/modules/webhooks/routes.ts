@@ -9,6 +9,7 @@ import { PaginationFragment } from "../../platform/schema/fields.js";
 
 const WebhookEndpointFragment = graphql(
   `fragment WebhookEndpoint on WebhookEndpoint { id url events status secretPrefix lastSuccessAt failureCount disabledReason rateLimit apiVersion
+    type ordering destination
     deliveriesLast24h { delivered failed pending successRate }
     drill { duplicateRate reorderWindowSeconds maxDelaySeconds } }`,
 );
@@ -21,7 +22,7 @@ const WebhookDeliveryFragment = graphql(`fragment WebhookDelivery on WebhookDeli
   id eventId eventType tenantId status httpStatus attempts lastAttemptAt nextAttemptAt lastError requestDurationMs endpointId }`);
 
 const WebhookEndpointCreatedFragment = graphql(
-  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit apiVersion secret secretPrefix message }`,
+  `fragment WebhookEndpointCreated on CreatedWebhookEndpoint { id url events rateLimit apiVersion type ordering destination secret secretPrefix message }`,
 );
 
 const WebhookSecretRotatedFragment = graphql(
@@ -53,7 +54,10 @@ export const webhookRoutes = [
     summary: "Register a webhook endpoint",
     description:
       "The signing secret is returned only here. At most 20 endpoints per application and store; each event type needs its read scope; " +
-      "the URL must be https (http is accepted in SANDBOX) and reach a public host.",
+      "the URL must be https (http is accepted in SANDBOX) and reach a public host. Extension to the contract: type rabbitmq, nats, mqtt, " +
+      "gcp_pubsub or aws_sqs (with that type's fields) publishes each delivery to a message broker instead, the signature headers as message " +
+      "headers or attributes, an attempt succeeding when the broker confirms it; broker credentials are stored encrypted and shown masked; " +
+      'ordering "store" sends the store\'s events one at a time in sequence order.',
     document: graphql(
       `mutation createWebhookEndpoint($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { ...WebhookEndpointCreated } }`,
       [WebhookEndpointCreatedFragment],

@@ -5,6 +5,7 @@ import { defineQuery } from "../../platform/validate.js";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events/types.js";
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_SWITCHES } from "./statuses.js";
 import { MAX_DRILL_SECONDS } from "./drill.js";
+import { DESTINATION_TYPES } from "./destinations/types.js";
 
 /** Subscribing to "*" (alone) is every type the Application's scopes allow when an event is delivered. */
 export const ALL_EVENTS = "*";
@@ -17,7 +18,82 @@ export const WebhookEventTypeSchema: JsonSchema = {
     "when the event is delivered, the operational webhook.* events included, webhook.test excepted.",
 };
 
-const webhookUrl: JsonSchema = { type: "string", format: "uri", maxLength: 2048, description: "https:// (http:// is accepted in SANDBOX); public hosts only" };
+const webhookUrl: JsonSchema = {
+  type: "string",
+  format: "uri",
+  maxLength: 2048,
+  description:
+    "https:// (http:// is accepted in SANDBOX); public hosts only. Required for an http endpoint. Extension to the contract: for rabbitmq the " +
+    "broker's amqp:// or amqps:// URL, for mqtt its mqtt:// or mqtts:// URL, credentials included (user:password@; stored encrypted, shown masked)",
+};
+
+const brokerTemplate = (what: string): JsonSchema => ({
+  type: "string",
+  minLength: 1,
+  maxLength: 255,
+  description: `Extension to the contract: ${what}; {storeCode} and {eventType} are replaced by the event's store code and type`,
+});
+
+/**
+ * The destination of an endpoint beside its url (extension to the contract): its type and each broker type's fields.
+ * Which fields a type takes, and which it needs, the type's own check says (400 naming the field): see
+ * src/modules/webhooks/destinations/.
+ */
+const destinationFields = {
+  type: {
+    type: "string",
+    enum: [...DESTINATION_TYPES],
+    description:
+      "Extension to the contract: where deliveries go: http (the default: a POST to url), rabbitmq (url, exchange, routingKey), nats (JetStream: " +
+      "servers, subject), mqtt (url, topic; MQTT 5, QoS 1), gcp_pubsub (projectId, topic, apiEndpoint or credentials) or aws_sqs (queueUrl, " +
+      "region, credentials, endpoint). A broker receives the same body with the signature headers as message headers (MQTT user properties, " +
+      "Pub/Sub and SQS attributes); an attempt succeeds when the broker confirms it",
+  },
+  ordering: nullable({
+    type: "string",
+    enum: ["store"],
+    description:
+      "Extension to the contract: store: the store's events reach the endpoint one at a time in sequence order, each waiting until the one " +
+      "before it was delivered or dead-lettered; null (the default): in any order",
+  }),
+  exchange: { type: "string", maxLength: 255, description: 'Extension to the contract: rabbitmq: the exchange published to ("" is the default exchange)' },
+  routingKey: brokerTemplate("rabbitmq: the routing key"),
+  servers: {
+    type: "array",
+    minItems: 1,
+    maxItems: 10,
+    items: { type: "string", format: "uri", maxLength: 2048 },
+    description: "Extension to the contract: nats: the servers' nats:// URLs, credentials included (user:password@ or token@; stored encrypted, shown masked)",
+  },
+  subject: brokerTemplate("nats: the subject published to (a JetStream stream must capture it)"),
+  topic: brokerTemplate("mqtt: the topic published to; gcp_pubsub: the topic's name"),
+  projectId: { type: "string", maxLength: 100, description: "Extension to the contract: gcp_pubsub: the Google Cloud project of the topic" },
+  apiEndpoint: {
+    type: "string",
+    maxLength: 300,
+    description: "Extension to the contract: gcp_pubsub: host:port of a Pub/Sub emulator (then no credentials are needed)",
+  },
+  queueUrl: {
+    type: "string",
+    format: "uri",
+    maxLength: 2048,
+    description: "Extension to the contract: aws_sqs: the queue's URL (a .fifo queue is sent in order per store)",
+  },
+  region: { type: "string", maxLength: 50, description: "Extension to the contract: aws_sqs: the queue's AWS region" },
+  endpoint: { type: "string", format: "uri", maxLength: 2048, description: "Extension to the contract: aws_sqs: another SQS-compatible service's URL" },
+  credentials: {
+    type: "object",
+    additionalProperties: false,
+    description:
+      "Extension to the contract: aws_sqs: { accessKeyId, secretAccessKey }; gcp_pubsub: a service account's { clientEmail, privateKey }. Stored encrypted, shown masked",
+    properties: {
+      accessKeyId: { type: "string", maxLength: 128 },
+      secretAccessKey: { type: "string", maxLength: 256 },
+      clientEmail: { type: "string", maxLength: 320 },
+      privateKey: { type: "string", maxLength: 16384 },
+    },
+  },
+} satisfies Record<string, JsonSchema>;
 
 const webhookEvents: JsonSchema = { type: "array", minItems: 1, items: WebhookEventTypeSchema, description: "Each needs its event's read scope in the token" };
 
@@ -41,9 +117,9 @@ const endpointApiVersion: JsonSchema = {
 
 export const CreateWebhookEndpointBody: JsonSchema = {
   type: "object",
-  required: ["url", "events"],
+  required: ["events"],
   additionalProperties: false,
-  properties: { url: webhookUrl, events: webhookEvents, rateLimit: endpointRateLimit, apiVersion: endpointApiVersion },
+  properties: { url: webhookUrl, events: webhookEvents, rateLimit: endpointRateLimit, apiVersion: endpointApiVersion, ...destinationFields },
 };
 
 const drillSeconds = (what: string): JsonSchema => ({ type: "integer", minimum: 0, maximum: MAX_DRILL_SECONDS, default: 0, description: what });
@@ -78,8 +154,11 @@ export const UpdateWebhookEndpointBody: JsonSchema = {
   type: "object",
   minProperties: 1,
   additionalProperties: false,
-  description: "Extension to the contract. Any of url, events, status, rateLimit, apiVersion and drill; the secret, the history and the delivery log are kept.",
+  description:
+    "Extension to the contract. Any of url, events, status, rateLimit, apiVersion, drill, ordering, and the destination's type and fields (a new " +
+    "type needs all of its fields; fields alone change the current type's, credentials replaced when given); the secret, the history and the delivery log are kept.",
   properties: {
+    ...destinationFields,
     url: webhookUrl,
     events: webhookEvents,
     rateLimit: endpointRateLimit,

@@ -169,7 +169,7 @@ export const LOCAL_RECEIVER_ADVICE =
   `${PUBLIC_HOST_ONLY} For a receiver on your own machine, run partner-listen: it forwards the store's events from the ` +
   "event feed to a local URL, signed as deliveries are. On a service you run locally, start it with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true.";
 
-function fail(code: WebhookUrlErrorCode, message: string): WebhookUrlCheckResult {
+function fail(code: WebhookUrlErrorCode, message: string): { ok: false; code: WebhookUrlErrorCode; message: string } {
   return { ok: false, code, message };
 }
 
@@ -212,6 +212,17 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
     return fail("INVALID_URL", "The webhook URL has no host. Use a full URL such as https://example.com/webhooks.");
   }
 
+  const checked = await checkHost(host, opts);
+  return checked.ok ? { ok: true, url: parsed, addresses: checked.addresses } : checked;
+}
+
+export type HostCheckResult = { ok: true; addresses: string[] } | { ok: false; code: WebhookUrlErrorCode; message: string };
+
+/**
+ * The network rules for one host (a name or an IP literal, without brackets), whatever the protocol: a webhook URL's
+ * and a message broker's alike. Resolves it once; deliver to one of the returned `addresses` (pinned).
+ */
+export async function checkHost(host: string, opts: Omit<CheckWebhookUrlOptions, "environment">): Promise<HostCheckResult> {
   const hostForNameCheck = host.replace(/\.+$/, "");
   if (METADATA_HOSTS.has(hostForNameCheck)) {
     return fail("PRIVATE_NETWORK", `"${host}" is a cloud metadata service, not a webhook receiver. ${PUBLIC_HOST_ONLY}`);
@@ -247,5 +258,5 @@ export async function checkWebhookUrl(url: string, opts: CheckWebhookUrlOptions)
     return fail("PRIVATE_NETWORK", `${what} ${article} ${verdict.reason} address. ${verdict.metadata ? PUBLIC_HOST_ONLY : LOCAL_RECEIVER_ADVICE}`);
   }
 
-  return { ok: true, url: parsed, addresses };
+  return { ok: true, addresses };
 }

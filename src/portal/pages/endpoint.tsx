@@ -20,7 +20,9 @@ function Edit({ endpoint, saved }: { endpoint: EndpointRow; saved: (e: EndpointR
   const action = useAction<EndpointRow>();
   const submit = (e: Event) => {
     e.preventDefault();
-    void action.run(() => api.updateEndpoint(endpoint.id, { url: url.trim(), events })).then((done) => done && saved(done));
+    // A broker endpoint's URL holds credentials the portal never sees: only an http endpoint's URL is edited here.
+    const change = endpoint.type === "http" ? { url: url.trim(), events } : { events };
+    void action.run(() => api.updateEndpoint(endpoint.id, change)).then((done) => done && saved(done));
   };
   return (
     <section aria-labelledby="edit-endpoint">
@@ -28,10 +30,12 @@ function Edit({ endpoint, saved }: { endpoint: EndpointRow; saved: (e: EndpointR
       {action.problem && <ProblemView problem={action.problem} />}
       {action.result && <p role="status">Saved.</p>}
       <form onSubmit={submit} class="stack">
-        <label>
-          Endpoint URL
-          <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
-        </label>
+        {endpoint.type === "http" && (
+          <label>
+            Endpoint URL
+            <input type="url" required value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          </label>
+        )}
         <EventTypePicker legend="Event types" selected={events} onChange={setEvents} />
         <div>
           <button type="submit" disabled={action.busy}>
@@ -101,10 +105,22 @@ export function Endpoint({ id }: { id: string }) {
         <a href={href("webhooks")}>All endpoints</a> · <a href={href("deliveries", null, { endpointId: endpoint.id })}>Deliveries of this endpoint</a>
       </p>
       <dl class="facts">
+        <dt>Type</dt>
+        <dd>{endpoint.type === "http" ? "HTTP" : `Message broker: ${endpoint.type}`}</dd>
         <dt>URL</dt>
         <dd>
           <code>{endpoint.url}</code>
         </dd>
+        {endpoint.destination && (
+          <>
+            <dt>Broker settings</dt>
+            <dd>
+              <code>{JSON.stringify(endpoint.destination)}</code>
+            </dd>
+          </>
+        )}
+        <dt>Order</dt>
+        <dd>{endpoint.ordering === "store" ? "One at a time, in sequence order" : "Any order"}</dd>
         <dt>Status</dt>
         <dd>
           <Badge value={endpoint.status} />

@@ -3,7 +3,7 @@ import type pg from "pg";
 import type { Services } from "../../../platform/services.js";
 import { parseInstant } from "../../../platform/input.js";
 import { batchStatements } from "../../../platform/db/batch.js";
-import { DELIVER_TASK, SCHEDULED_JOB_KEY_PREFIX, deliverJobKey, paceKey, type DeliverPayload, type FirstAttempt } from "../jobs.js";
+import { DELIVER_TASK, SCHEDULED_JOB_KEY_PREFIX, deliverJobKey, orderQueue, paceKey, type DeliverPayload, type FirstAttempt } from "../jobs.js";
 import { DEFER_ATTEMPT } from "../sql/claim.js";
 import { DEFER_FIRST } from "../sql/fan-out.js";
 import type { Hold } from "../drill.js";
@@ -32,6 +32,7 @@ export async function putOff(services: Services, req: DeliverPayload, c: Claimed
     JSON.stringify(payload),
     deliverJobKey(payload),
     DELIVER_TASK,
+    c.ordering === null ? null : orderQueue(c.endpointId),
   ]);
   services.log.debug({ deliveryId: req.deliveryId, endpointId: c.endpointId, trigger: req.trigger, slotAt }, "webhook attempt paced");
   return { kind: "paced", at: slot };
@@ -49,6 +50,8 @@ interface DeferredFirst {
   slot_at: Date;
   /** Held by the endpoint's fault drill, not paced: no slot is reserved at slot_at. */
   drill: Hold["drill"] | null;
+  /** An ordered endpoint's queue: its first attempt runs there, in order (no slot reserved). */
+  queue: string | null;
 }
 
 const deferrers = new WeakMap<pg.Pool, DataLoader<DeferredFirst, null>>();
@@ -75,5 +78,6 @@ export function deferFirst(services: Services, req: FirstAttempt, planned: Claim
     created_at: planned.startedAt,
     slot_at: at,
     drill,
+    queue: planned.ordering === null ? null : orderQueue(planned.endpointId),
   });
 }

@@ -20,6 +20,8 @@ export type AttemptOutcome =
   | { kind: "paced"; at: Date }
   /** Held by the endpoint's fault drill: its first attempt runs at `at`. */
   | { kind: "held"; drill: Hold["drill"]; at: Date }
+  /** An ordered endpoint's attempt waiting for an earlier delivery to end: its job runs again at `at`. */
+  | { kind: "ordered"; at: Date }
   /** A fault drill's second send, recorded apart: the delivery's status is what its own attempts made it. */
   | { kind: "duplicated"; succeeded: boolean; attempt: number };
 
@@ -57,6 +59,11 @@ export interface Claimed {
   previousAttemptAt: Date | null;
   /** The endpoint's fault drill, as PATCH stored it; null (nearly always) when none runs. */
   drill: Drill | null;
+  /** Where the endpoint's deliveries go: http, or a broker type whose settings are in destinationCiphertext. */
+  type: string;
+  destinationCiphertext: string | null;
+  /** "store" when the store's events reach the endpoint one at a time in sequence order; null otherwise. */
+  ordering: string | null;
 }
 
 /** A fault drill's second send of a delivery: an extra attempt, outside the retry chain. */

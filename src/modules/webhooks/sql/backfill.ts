@@ -1,4 +1,5 @@
 import { Prisma } from "../../../platform/db/prisma.js";
+import { SQL_ORDER_QUEUE } from "../jobs.js";
 
 export interface BackfillPage {
   endpointId: string;
@@ -24,7 +25,7 @@ export interface BackfillPage {
  */
 export const backfillPage = (p: BackfillPage) => Prisma.sql`
   with endpoint as (
-    select e.id, e."applicationId", e."storeId", e.events, a.scopes
+    select e.id, e."applicationId", e."storeId", e.events, a.scopes, ${Prisma.raw(SQL_ORDER_QUEUE("e"))} as queue
     from "WebhookEndpoint" e join "Application" a on a.id = e."applicationId"
     where e.id = ${p.endpointId}::uuid
   ), subscribed as (
@@ -43,14 +44,19 @@ export const backfillPage = (p: BackfillPage) => Prisma.sql`
     insert into "WebhookDelivery" (id, "eventId", "endpointId", "applicationId", "storeId", "eventType", status, "updatedAt")
     select gen_random_uuid(), pg.id, pg."endpointId", pg."applicationId", pg."storeId", pg.type, 'PENDING', now() from page pg
     on conflict ("eventId", "endpointId") do nothing
-    returning id
+    returning id, "eventId"
   ), marked as (
     update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
     from page pg where d."eventId" = pg.id and d."endpointId" = pg."endpointId"
-    returning d.id
+    returning d.id, pg.sequence
   ), queued as (
-    select graphile_worker.add_job(${p.task}, json_build_object('deliveryId', id, 'trigger', 'BACKFILL'), job_key := ${p.jobKeyPrefix} || id)
-    from (select id from created union all select id from marked) q
+    select graphile_worker.add_job(${p.task}, json_build_object('deliveryId', q.id, 'trigger', 'BACKFILL'), job_key := ${p.jobKeyPrefix} || q.id,
+      queue_name := (select queue from endpoint))
+    from (
+      select c.id, pg.sequence from created c join page pg on pg.id = c."eventId"
+      union all select id, sequence from marked
+      order by sequence
+    ) q
   )
   select (select count(*)::int from queued) as count,
     (select max(sequence)::text from page) as "lastSequence",

@@ -32,6 +32,7 @@ where d.id = $1 and e.id = d."endpointId" and ev.id = d."eventId" and s.id = d."
     and (d."lastAttemptAt" is null or d."lastAttemptAt" < $2::timestamptz or d."lastAttemptAt" < now() - $3::int * interval '1 millisecond')))
 returning d."eventId", d."endpointId", d."storeId", d."applicationId", d."eventType", d."nextAttemptAt", d."lastAttemptAt" as "startedAt", e.url, e."secretCiphertext",
   e.status as "endpointStatus", e."failingSince", e."rateLimit", e."apiVersion", prev."previousAttemptAt", e.drill,
+  e.type, e."destinationCiphertext", e.ordering,
   case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
   ev.data, ev."createdAt" as "eventCreatedAt", ev.sequence::float8 as "eventSequence", s.code as "tenantId", s.environment,
   case when $2::timestamptz is null then (
@@ -74,7 +75,8 @@ export const FAIL_REPLAY = `update "WebhookDelivery" d set "lastError" = $2, "up
  * is given back (lastAttemptAt as it was), a scheduled attempt's nextAttemptAt moves to the slot (unless the chain
  * moved meanwhile), and the same job (same key, so a scheduled chain keeps one job) runs again at the slot. Plain SQL
  * for graphile_worker.add_job. $1 delivery id, $2 the slot, $3 lastAttemptAt before the claim, $4 the scheduled
- * attempt's due time (null for a replay or recover), $5 the job's payload, $6 its key, $7 the deliver task.
+ * attempt's due time (null for a replay or recover), $5 the job's payload, $6 its key, $7 the deliver task, $8 its queue (an
+ * ordered endpoint's) or null.
  */
 export const DEFER_ATTEMPT = `with d as (
   update "WebhookDelivery" set "lastAttemptAt" = $3::timestamptz, "updatedAt" = now(),
@@ -83,4 +85,4 @@ export const DEFER_ATTEMPT = `with d as (
   where id = $1::uuid and ($4::timestamptz is null or "nextAttemptAt" = $4::timestamptz)
   returning id
 )
-select (graphile_worker.add_job($7::text, $5::json, run_at := $2::timestamptz, job_key := $6::text)).id from d`;
+select (graphile_worker.add_job($7::text, $5::json, run_at := $2::timestamptz, job_key := $6::text, queue_name := $8::text)).id from d`;

@@ -26,7 +26,7 @@ const TARGETS = `
     select event.id as "eventId", event.type as "eventType", e.id as "endpointId", e."applicationId", e."storeId", e.url, e."secretCiphertext",
       e.status as "endpointStatus", e."failingSince", e."rateLimit", case when e."previousSecretExpiresAt" > now() then e."previousSecretCiphertext" end as "previousSecretCiphertext",
       e."apiVersion", event.data, event."createdAt" as "eventCreatedAt", event.sequence::float8 as "eventSequence", event."tenantId", event.environment,
-      e.drill
+      e.drill, e.type, e."destinationCiphertext", e.ordering
     from event
     join "WebhookEndpoint" e on e."storeId" = event."storeId" and e.status in ('ACTIVE', 'FAILED')
       and (event.type = any(e.events) or (e.events = '{*}' and event.type <> 'webhook.test'))
@@ -78,12 +78,13 @@ export const WEBHOOK_FAN_OUT_TARGETS = {
  * run then. The batch's endpoints are locked FOR KEY SHARE first, so one deleted meanwhile drops its deliveries (as
  * WEBHOOK_RECORD_FIRST does); a delivery a re-run of the fan-out created first is left alone. Commits asynchronously
  * like the records: the fan-out job completes after it. $1 JSON array of { id, event_id, endpoint_id, application_id,
- * store_id, event_type, created_at, slot_at, drill }, $2 the endpoints' ids, $3 the deliver task, $4 the scheduled job key prefix.
+ * store_id, event_type, created_at, slot_at, drill, queue }, $2 the endpoints' ids, $3 the deliver task, $4 the scheduled job key prefix.
+ * `queue`: an ordered endpoint's first attempts are not sent by the fan-out but queued, due now, in its queue (no slot).
  */
 export const DEFER_FIRST = `
 with input as (
   select * from jsonb_to_recordset($1::jsonb) as i(id uuid, event_id uuid, endpoint_id uuid, application_id uuid, store_id uuid, event_type text,
-    created_at timestamptz, slot_at timestamptz, drill text)
+    created_at timestamptz, slot_at timestamptz, drill text, queue text)
 ), endpoint_share as (
   select e.id from "WebhookEndpoint" e where e.id = any($2::uuid[]) order by e.id for key share of e
 ), inserted as (
@@ -96,7 +97,8 @@ with input as (
 select (graphile_worker.add_job(
   $3::text,
   json_strip_nulls(json_build_object('deliveryId', d.id, 'trigger', 'SCHEDULED', 'step', 1, 'dueAt', d."nextAttemptAt",
-    'slotAt', case when i.drill is null then d."nextAttemptAt" end, 'drill', i.drill)),
+    'slotAt', case when i.drill is null and i.queue is null then d."nextAttemptAt" end, 'drill', i.drill)),
   run_at := d."nextAttemptAt",
-  job_key := $4::text || d.id
-)).id from inserted d join input i on i.id = d.id`;
+  job_key := $4::text || d.id,
+  queue_name := i.queue
+)).id from inserted d join input i on i.id = d.id order by i.created_at, d.id`;

@@ -1,3 +1,4 @@
+import { SQL_ORDER_QUEUE } from "../jobs.js";
 import { ASYNC_COMMIT } from "../../../platform/db/async-commit.js";
 
 /**
@@ -65,7 +66,8 @@ select d.ord, d.attempts,
     $2::text,
     json_build_object('deliveryId', d.id, 'trigger', 'SCHEDULED', 'step', d.next_step, 'dueAt', d."nextAttemptAt"),
     run_at := d."nextAttemptAt",
-    job_key := d.job_key
+    job_key := d.job_key,
+    queue_name := (select ${SQL_ORDER_QUEUE("e")} from "WebhookEndpoint" e where e.id = d.endpoint_id)
   )).id end as "jobId"
 from delivery d`;
 
@@ -93,7 +95,7 @@ with input as (
     "updatedAt" = now()
   from input i, delivery_lock l, ${ASYNC_COMMIT}
   where d.id = i.id and d.id = l.id
-  returning d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
+  returning d.id, d.attempts, d."nextAttemptAt", i.endpoint_id, i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
     i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at, i.drill
 ), ${RECORD_REST}`,
 } as const;
@@ -129,7 +131,7 @@ with input as (
   on conflict ("eventId", "endpointId") do nothing
   returning id, attempts, "nextAttemptAt"
 ), delivery as (
-  select d.id, d.attempts, d."nextAttemptAt", i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
+  select d.id, d.attempts, d."nextAttemptAt", i.endpoint_id, i.ord, i.next, i.next_step, i.job_key, i.trigger, i.succeeded,
     i.http_status, i.duration_ms, i.error, i.headers, i.body, i.excerpt, i.started_at, i.drill
   from inserted d join input i on i.id = d.id
 ), ${RECORD_REST}`,

@@ -1,4 +1,5 @@
 import { Prisma, type WebhookDeliveryStatus } from "../../../platform/db/prisma.js";
+import { SQL_ORDER_QUEUE } from "../jobs.js";
 
 /**
  * A recover walk's statements (src/modules/webhooks/recover.ts). Plain SQL: a row-value cursor, row locks in id order
@@ -43,7 +44,7 @@ export const walkStep = (s: WalkStep) => Prisma.sql`
 
 /**
  * Marks the deliveries PENDING and gives each one `task` job (trigger RECOVER, key `jobKeyPrefix` || id, so its scheduled
- * retries stay queued beside it), locking the rows in id order first, as recording attempts locks them. One that left
+ * retries stay queued beside it; an ordered endpoint's in its queue, oldest first), locking the rows in id order first, as recording attempts locks them. One that left
  * FAILED and DEAD_LETTER meanwhile (a replay, a success) is left alone. Answers how many were queued.
  */
 export const queueRecovered = (task: string, jobKeyPrefix: string, deliveryIds: readonly string[]) => Prisma.sql`
@@ -52,10 +53,15 @@ export const queueRecovered = (task: string, jobKeyPrefix: string, deliveryIds: 
   ), marked as (
     update "WebhookDelivery" d set status = 'PENDING', "updatedAt" = now()
     from locked l where d.id = l.id and d.status in ('FAILED', 'DEAD_LETTER')
-    returning d.id
+    returning d.id, d."endpointId", d."createdAt"
   )
   select count(*)::int as queued
-  from (select graphile_worker.add_job(${task}, json_build_object('deliveryId', id, 'trigger', 'RECOVER'), job_key := ${jobKeyPrefix} || id) from marked) jobs`;
+  from (
+    select graphile_worker.add_job(${task}, json_build_object('deliveryId', m.id, 'trigger', 'RECOVER'), job_key := ${jobKeyPrefix} || m.id, queue_name := m.queue)
+    from (
+      select m.id, ${Prisma.raw(SQL_ORDER_QUEUE("e"))} as queue from marked m join "WebhookEndpoint" e on e.id = m."endpointId" order by m."createdAt", m.id
+    ) m
+  ) jobs`;
 
 /** How many of the endpoint's deliveries wait to be sent (PENDING), counted up to `atMost` (one index range). */
 export const waitingDeliveries = (endpointId: string, atMost: number) => Prisma.sql`
