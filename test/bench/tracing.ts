@@ -6,7 +6,7 @@ import type { LoadResult } from "./lib/load.js";
 import { fmt, type Measurement } from "./lib/report.js";
 import { serviceCommand, startService } from "./lib/processes.js";
 import { createApplications, createSandboxStores, fetchTokens } from "./lib/tenants.js";
-import { cpuPerWrite, measure, MOVES, pendingDeliveries, topUp, type WriteRequest, type Writer } from "./writes.js";
+import { cpuPerWrite, measure, MOVES, statusChanges, topUp, type Writer } from "./writes.js";
 
 /**
  * What tracing costs a write: PATCH /public/v1/orders/{id}/status (with an Idempotency-Key, as the writes module
@@ -52,20 +52,8 @@ export async function benchTracing(ctx: BenchContext): Promise<ModuleResult> {
     // Enough PENDING orders that every write moves one a step (measure runs a warm-up, then each writer's rounds).
     const { connections, seconds, rounds } = ctx.settings;
     await topUp(ctx, tenants, tenants.length);
-    let orders = await pendingDeliveries(client, tenants);
     const wanted = Math.ceil((writers.length * (300 + 1500 * rounds * seconds)) / MOVES.length);
-    if (orders.length < wanted) {
-      await topUp(ctx, tenants, wanted - orders.length);
-      orders = await pendingDeliveries(client, tenants);
-    }
-    let j = 0;
-    const patch = (): WriteRequest => {
-      const n = j++;
-      const order = orders[n % orders.length];
-      const status = MOVES[Math.floor(n / orders.length)] ?? "DELIVERED";
-      return { method: "PATCH", path: `/public/v1/orders/${order.id}/status`, token: order.token, body: JSON.stringify({ status }) };
-    };
-    results = await measure(ctx, writers, patch);
+    results = await measure(ctx, writers, await statusChanges(ctx, client, tenants, wanted));
     ctx.say(`  (${connections} connections, ${rounds} rounds of ${seconds} s each; the collector received ${fmt.int(collector.bytes() / 1024)} KiB)`);
   } finally {
     // No worker runs here: the fan-out jobs of these events would only delay the delivery benchmarks.

@@ -137,6 +137,25 @@ async function writers(ctx: BenchContext): Promise<Writer[]> {
   return ctx.before ? [ours, { name: BEFORE_BUILD, service: await startBefore(ctx, ctx.before, "api") }] : [ours];
 }
 
+/**
+ * Status changes of `wanted` pending DELIVERY orders' moves (topped up with sandbox orders first when too few are
+ * pending), each order through its lifecycle in turn: the next request's body on each call.
+ */
+export async function statusChanges(ctx: BenchContext, client: pg.Client, tenants: readonly BenchTenant[], wanted: number): Promise<() => WriteRequest> {
+  let orders = await pendingDeliveries(client, tenants);
+  if (orders.length < wanted) {
+    await topUp(ctx, tenants, wanted - orders.length);
+    orders = await pendingDeliveries(client, tenants);
+  }
+  let j = 0;
+  return () => {
+    const n = j++;
+    const order = orders[n % orders.length];
+    const status = MOVES[Math.floor(n / orders.length)] ?? "DELIVERED";
+    return { method: "PATCH", path: `/public/v1/orders/${order.id}/status`, token: order.token, body: JSON.stringify({ status }) };
+  };
+}
+
 export async function benchWrites(ctx: BenchContext): Promise<ModuleResult> {
   const plans = await createSandboxStores(ctx.databaseUrl, STORES, "BENCHWRT");
   const { secret, credentials } = await createApplications(ctx.databaseUrl, plans);
@@ -167,18 +186,7 @@ export async function benchWrites(ctx: BenchContext): Promise<ModuleResult> {
     const { seconds, rounds } = ctx.settings;
     const postRate = Math.max(...[...created.values()].map((r) => r.rps));
     const wanted = Math.ceil((apis.length * (WARMUP_WRITES + 4 * postRate * rounds * seconds)) / MOVES.length);
-    let orders = await pendingDeliveries(client, tenants);
-    if (orders.length < wanted) {
-      await topUp(ctx, tenants, wanted - orders.length);
-      orders = await pendingDeliveries(client, tenants);
-    }
-    let j = 0;
-    const patch = (): WriteRequest => {
-      const n = j++;
-      const order = orders[n % orders.length];
-      const status = MOVES[Math.floor(n / orders.length)] ?? "DELIVERED";
-      return { method: "PATCH", path: `/public/v1/orders/${order.id}/status`, token: order.token, body: JSON.stringify({ status }) };
-    };
+    const patch = await statusChanges(ctx, client, tenants, wanted);
     results.set("PATCH /public/v1/orders/{id}/status", await measure(ctx, apis, patch));
   } finally {
     // No worker runs during this module: the fan-out jobs of its events would only delay the delivery benchmarks.

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./process.js";
+import { portOpen } from "./redis.js";
 
 /**
  * The message brokers the destination tests publish to, where the machine runs them (CI starts them; a machine
@@ -18,17 +19,7 @@ export type BrokerName = keyof typeof BROKERS;
 /** Whether something accepts connections at the broker's port. */
 export function reachable(name: BrokerName): Promise<boolean> {
   const { host, port } = BROKERS[name];
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.setTimeout(500);
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-    socket.once("timeout", () => done(false));
-  });
+  return portOpen(host, port);
 }
 
 /** Which brokers run here; warns once for each that does not. */
@@ -47,18 +38,6 @@ export interface Emulator {
   host: string;
   port: number;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts `command` and waits until its output says `ready`; null (with a warning) when it cannot start. */
