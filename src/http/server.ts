@@ -198,7 +198,8 @@ class Dispatcher {
 
   /** A path that is its own route (/graphql, /healthz, a platform route's template), as a span names its route; else undefined. */
   private fixedRoute(path: string): string | undefined {
-    return FIXED_PATHS.has(path) ? path : platformRouteOf(this.platform, path)?.entry.path;
+    // The pattern alone: naming a span decodes no parameter (a malformed one was answered 400 already).
+    return FIXED_PATHS.has(path) ? path : this.platform.find((entry) => entry.template.pattern.test(path))?.path;
   }
 
   /** The fixed paths and the platform routes, then /graphql, the docs, the portal and /public/v1. */
