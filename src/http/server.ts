@@ -6,7 +6,7 @@ import { isRecord } from "../platform/json.js";
 import { resolvePrincipal, verifiedPartnerClaims } from "../platform/auth/authenticate.js";
 import type { PartnerClaims, Principal } from "../platform/auth/principal.js";
 import type { Services } from "../platform/services.js";
-import { recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
+import { compilePath, matchPath, type PathTemplate, recognizedRoute, RestRouter, type RouteMiddleware } from "../rest/router.js";
 import type { OperationRunner } from "../rest/execute.js";
 import { routes } from "../rest/routes.js";
 import { API_VERSION_HEADER, answerVersion, LATEST_API_VERSION, nameAnswerVersion, requestedApiVersion } from "../platform/versions.js";
@@ -32,9 +32,6 @@ import type { WaitOutside } from "../platform/outside.js";
 import { type Span, tracer } from "../platform/tracing/tracer.js";
 import { openExportFile } from "../modules/exports/file.js";
 import { sendExportFile } from "./export-file.js";
-
-/** An export's file, `/public/v1/exports/{id}/file` (its id): streamed here, not a JSON route. */
-const EXPORT_FILE_PATH = /^\/public\/v1\/exports\/([^/]+)\/file$/;
 
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
@@ -112,7 +109,7 @@ class Dispatcher {
   private readonly portal: Portal;
   private readonly limits: RateLimits;
   private readonly admission: Admission;
-  private readonly platform: Map<string, { method: string; handle: PlatformHandler }>;
+  private readonly platform: PlatformEntry[];
 
   constructor(
     private readonly services: Services,
@@ -199,9 +196,10 @@ class Dispatcher {
     });
   }
 
-  /** A path that is its own route (/graphql, /healthz, a platform route), as a span names its route; else undefined. */
+  /** A path that is its own route (/graphql, /healthz, a platform route's template), as a span names its route; else undefined. */
   private fixedRoute(path: string): string | undefined {
-    return FIXED_PATHS.has(path) || this.platform.has(path) ? path : undefined;
+    // The pattern alone: naming a span decodes no parameter (a malformed one was answered 400 already).
+    return FIXED_PATHS.has(path) ? path : this.platform.find((entry) => entry.template.pattern.test(path))?.path;
   }
 
   /** The fixed paths and the platform routes, then /graphql, the docs, the portal and /public/v1. */
@@ -209,8 +207,10 @@ class Dispatcher {
     const { req, res, url } = x;
     const method = req.method ?? "GET";
     const path = url.pathname;
-    const only = (allowed: string) => {
-      if (method !== allowed) throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allowed}.`, undefined, { allow: allowed });
+    const only = (...allowed: string[]) => {
+      if (!allowed.includes(method)) {
+        throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use ${allowed[0]}.`, undefined, { allow: allowed.join(", ") });
+      }
     };
     if (path === "/healthz") {
       only("GET");
@@ -226,10 +226,10 @@ class Dispatcher {
       }
       return send(res, 200, { status: "ready" });
     }
-    const own = this.platform.get(path);
+    const own = platformRouteOf(this.platform, path);
     if (own) {
-      only(own.method);
-      return own.handle(req, res, url, x.seen);
+      only(...own.entry.methods);
+      return own.entry.handle(req, res, url, x.seen, own.params);
     }
     if (path === "/metrics") {
       only("GET");
@@ -310,6 +310,7 @@ class Dispatcher {
       getAuthorizationServerMetadata: (_req, res) => send(res, 200, authorizationServerMetadata(services), { "cache-control": "public, max-age=300" }),
       getOpenApiDocument: (_req, res, url) => docs.document(url, res),
       listApiVersions: (_req, res) => docs.versions(res),
+      downloadExportFile: (req, res, url, seen, params) => this.exportFile(req, res, url, seen, params.id),
     };
   }
 
@@ -359,8 +360,6 @@ class Dispatcher {
     const { services } = this;
     const method = req.method ?? "GET";
     const path = url.pathname;
-    const exportId = EXPORT_FILE_PATH.exec(path)?.[1];
-    if (exportId !== undefined) return this.exportFile({ req, res, url, pctx, seen }, exportId);
     this.rest.recognize(res, method, path);
     // Every answer names its version: the latest until the request's Api-Version is read, then the requested one
     // until the grant shows the pin (an answer before it, to no or a refused credential, is the same in every
@@ -387,12 +386,8 @@ class Dispatcher {
    * An export's file (extension to the contract): with a partner token as any route, or without one by the signed
    * link the export's `url` is. The checks hold an admission slot; the download streams without one.
    */
-  private async exportFile({ req, res, url, seen }: Exchange, id: string): Promise<void> {
+  private async exportFile(req: IncomingMessage, res: ServerResponse, url: URL, seen: Caller, id: string): Promise<void> {
     const { services } = this;
-    const method = req.method ?? "GET";
-    if (method !== "GET" && method !== "HEAD") {
-      throw new ApiError("METHOD_NOT_ALLOWED", `${method} is not allowed here; use GET.`, undefined, { allow: "GET, HEAD" });
-    }
     const { authorization } = req.headers;
     const signature = url.searchParams.get("signature");
     if (!authorization && signature === null) {
@@ -462,20 +457,35 @@ function graphqlBody(text: string, parsed: unknown): Record<string, unknown> | s
   return Object.keys(parsed).length === 0 ? text : parsed;
 }
 
-/** What answers a platform route: its handler, given what the request showed of its caller so far. */
-type PlatformHandler = (req: IncomingMessage, res: ServerResponse, url: URL, seen: Caller) => Promise<void> | void;
+/** What answers a platform route: its handler, given what the request showed of its caller so far and the path's parameters. */
+type PlatformHandler = (req: IncomingMessage, res: ServerResponse, url: URL, seen: Caller, params: Record<string, string>) => Promise<void> | void;
 
-/** The platform routes by path, each with its handler; a row without one, or a handler without a row, stops the start. */
-function platformRoutes(handlers: Record<string, PlatformHandler>): Map<string, { method: string; handle: PlatformHandler }> {
+/** A platform route as dispatched: its path (a template, when it has parameters) compiled, its methods and its handler. */
+interface PlatformEntry {
+  path: string;
+  template: PathTemplate;
+  methods: string[];
+  handle: PlatformHandler;
+}
+
+/** The platform routes, each with its handler; a row without one, or a handler without a row, stops the start. */
+function platformRoutes(handlers: Record<string, PlatformHandler>): PlatformEntry[] {
   const ids = new Set<string>(PLATFORM_ROUTES.map((row) => row.operationId));
   for (const id of Object.keys(handlers)) if (!ids.has(id)) throw new Error(`platform handler ${id} has no row`);
-  return new Map(
-    PLATFORM_ROUTES.map((row) => {
-      const handle = handlers[row.operationId];
-      if (!handle) throw new Error(`platform route ${row.operationId} has no handler`);
-      return [row.path, { method: row.method, handle }];
-    }),
-  );
+  return PLATFORM_ROUTES.map((row) => {
+    const handle = handlers[row.operationId];
+    if (!handle) throw new Error(`platform route ${row.operationId} has no handler`);
+    return { path: row.path, template: compilePath(row.path), methods: row.head ? [row.method, "HEAD"] : [row.method], handle };
+  });
+}
+
+/** The platform route a path is, matched as the route table's paths are, and its parameters; undefined for any other path. */
+function platformRouteOf(entries: PlatformEntry[], path: string): { entry: PlatformEntry; params: Record<string, string> } | undefined {
+  for (const entry of entries) {
+    const params = matchPath(entry.template, path);
+    if (params) return { entry, params };
+  }
+  return undefined;
 }
 
 export function listen(server: Server, port: number, host: string): Promise<number> {

@@ -400,25 +400,62 @@ function oauthProblems(route: PlatformRoute): Record<string, JsonSchema> {
   );
 }
 
-/** A platform route's OpenAPI operation, from its row. */
-function platformOperation(route: PlatformRoute): JsonSchema {
-  const parameters: JsonSchema[] = Object.entries(route.query ?? {}).map(([name, { description, ...schema }]) => ({
+/** A row's parameters of one place (path, query, header) as OpenAPI parameters; a path parameter is required. */
+function parametersIn(place: "path" | "query" | "header", schemas: Record<string, JsonSchema> = {}): JsonSchema[] {
+  return Object.entries(schemas).map(([name, { description, ...schema }]) => ({
     name,
-    in: "query",
-    required: false,
+    in: place,
+    required: place === "path",
     ...(description ? { description } : {}),
     schema,
   }));
-  parameters.push(ref("parameters", "XRequestId"));
+}
+
+/** Who may call a route, as OpenAPI security requirements (any one of them suffices). */
+function securityOf(route: PlatformRoute): JsonSchema[] {
+  if (route.caller === "client") return [{}, { clientBasic: [] }];
+  // A token with any one of the scopes, or none (`{}`) with the signed link.
+  if (route.caller === "partnerOrLink") return [...(route.scopes ?? []).map((scope) => ({ oauth2: [scope] })), {}];
+  return [];
+}
+
+/** A platform route's success answers: its JSON body, or its file whole (200) and in part (206). */
+function successes(route: PlatformRoute): Record<string, JsonSchema> {
   const headers: JsonSchema = { "X-Request-Id": ref("headers", "XRequestId") };
-  if (route.response.noStore) headers["Cache-Control"] = { description: "`no-store`: never cache a token response", schema: { type: "string" } };
-  const client = route.caller === "client";
+  const { response } = route;
+  if ("component" in response) {
+    if (response.noStore) headers["Cache-Control"] = { description: "`no-store`: never cache a token response", schema: { type: "string" } };
+    return { "200": { description: response.description, headers, content: { "application/json": { schema: ref("schemas", response.component) } } } };
+  }
+  if (route.caller === "partnerOrLink") Object.assign(headers, RATE_LIMIT_HEADERS);
+  Object.assign(headers, {
+    "Content-Length": { description: "The bytes of this answer (the range's, in a 206)", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
+    "Accept-Ranges": { description: "`bytes`: a `Range` resumes the download", required: true, schema: { type: "string", enum: ["bytes"] } },
+    "Content-Disposition": { description: "`attachment` with the file's name", schema: { type: "string" } },
+    "Cache-Control": { description: "`private, no-store`", schema: { type: "string" } },
+  });
+  const content = { [response.media]: { schema: { type: "string", format: "binary", contentMediaType: response.media } } };
+  const range = {
+    description: "`bytes <first>-<last>/<size>`: the part answered, and the file's size",
+    required: true,
+    schema: { type: "string", pattern: "^bytes [0-9]+-[0-9]+/[0-9]+$" },
+  };
+  return {
+    "200": { description: response.description, headers, content },
+    "206": { description: response.partial, headers: { ...headers, "Content-Range": range }, content },
+  };
+}
+
+/** A platform route's OpenAPI operation, from its row. */
+function platformOperation(route: PlatformRoute): JsonSchema {
+  const parameters = [...parametersIn("path", route.params), ...parametersIn("query", route.query), ...parametersIn("header", route.headers)];
+  parameters.push(ref("parameters", "XRequestId"));
   const operation: JsonSchema = {
     operationId: route.operationId,
     tags: [route.tag],
     summary: route.summary,
     description: route.description,
-    security: client ? [{}, { clientBasic: [] }] : [],
+    security: securityOf(route),
     parameters,
   };
   const { body } = route;
@@ -426,10 +463,7 @@ function platformOperation(route: PlatformRoute): JsonSchema {
     const media = body.form ? ["application/json", "application/x-www-form-urlencoded"] : ["application/json"];
     operation.requestBody = { required: true, content: Object.fromEntries(media.map((type) => [type, { schema: ref("schemas", body.component) }])) };
   }
-  operation.responses = {
-    "200": { description: route.response.description, headers, content: { "application/json": { schema: ref("schemas", route.response.component) } } },
-    ...(route.oauth ? oauthProblems(route) : problems(route.errors)),
-  };
+  operation.responses = { ...successes(route), ...(route.oauth ? oauthProblems(route) : problems(route.errors)) };
   return operation;
 }
 

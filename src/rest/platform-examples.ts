@@ -1,5 +1,5 @@
 import { SCOPES } from "../platform/auth/scopes.js";
-import { one, STORE_CODE, type OperationExamples } from "../platform/examples.js";
+import { EXPORT_ID, one, STORE_CODE, type OperationExamples } from "../platform/examples.js";
 import { FIRST_API_VERSION, LATEST_API_VERSION } from "../platform/versions.js";
 import { versionList } from "../modules/versions/render.js";
 import type { PlatformOperationId } from "./platform-routes.js";
@@ -114,6 +114,15 @@ export const platformExamples = {
       code: "INTERNAL_SERVER_ERROR",
       detail: "Something went wrong on our side. Retry with backoff; if it persists, quote traceId 672f8864d2274d3b9f11ac4db44e7ee1 to support.",
       instance: "/.well-known/oauth-authorization-server",
+    },
+  },
+  downloadExportFile: {
+    // The file is gzip bytes: no JSON example of it; its typical error is a link used past its expiry.
+    problem: {
+      summary: "A signed link past its expiresAt",
+      code: "FORBIDDEN",
+      detail: "This download link has expired. Get a fresh link: GET /public/v1/exports/{id} answers one in `url`.",
+      instance: `/public/v1/exports/${EXPORT_ID}/file`,
     },
   },
   getOpenApiDocument: {

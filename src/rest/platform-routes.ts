@@ -2,23 +2,36 @@ import { API_VERSIONS } from "../platform/versions.js";
 import type { JsonSchema } from "../platform/json.js";
 import { PORTAL_LINK_EXCHANGE_PATH } from "../modules/admin/portal-links.js";
 import { AUTHORIZATION_SERVER_METADATA_PATH, JWKS_PATH, REVOCATION_PATH, TOKEN_PATH } from "../platform/auth/endpoints.js";
+import type { Scope } from "../platform/auth/scopes.js";
+import { EXPORT_SCOPES, exportFilePath } from "../modules/exports/service.js";
 
 /**
- * The routes no GraphQL operation answers: the token endpoints, the key set, the OAuth 2.0 metadata and the contract itself. Each is a
- * row like the route table's, saying its method, path and HTTP answer; its handler is the HTTP adapter's
- * (src/http/server.ts, by operationId) and its OpenAPI entry is rendered from the row (./openapi-platform.ts).
+ * The routes no GraphQL operation answers: the token endpoints, the key set, the OAuth 2.0 metadata, the contract itself
+ * and an export's file. Each is a row like the route table's, saying its method, path and HTTP answer; its handler is the
+ * HTTP adapter's (src/http/server.ts, by operationId, its path matched by the route table's matcher) and its OpenAPI
+ * entry is rendered from the row (./openapi-platform.ts).
  */
 export interface PlatformRoute<Id extends string = string> {
   operationId: Id;
   method: "GET" | "POST";
+  /** Also answers HEAD: the GET's status and headers without the body. */
+  head?: true;
+  /** The path, or a template whose `{name}` segments are parameters (`params`), as the route table's paths are. */
   path: string;
+  /** The path parameters' schemas, by name, as documented. */
+  params?: Record<string, JsonSchema>;
   tag: string;
   summary: string;
   description: string;
   /** Listed before the route table's operations in the document (else after them). */
   first: boolean;
-  /** Who may call it: anyone, or an Application's client with its credentials (in the body, or HTTP Basic). */
-  caller: "anyone" | "client";
+  /**
+   * Who may call it: anyone; an Application's client with its credentials (in the body, or HTTP Basic); or a partner
+   * token holding one of `scopes`, or no token at all with the signed link the query carries.
+   */
+  caller: "anyone" | "client" | "partnerOrLink";
+  /** With a partner token (`partnerOrLink`): the scopes any one of which the token needs, by what it reads. */
+  scopes?: Scope[];
   /**
    * Answers as an OAuth 2.0 token endpoint does (RFC 6749 §5.2): every error is application/json with `error` and
    * `error_description` beside the problem's fields, and a cross-site browser post is refused (403) before any
@@ -27,17 +40,33 @@ export interface PlatformRoute<Id extends string = string> {
   oauth?: true;
   /** Query parameters it reads, as documented; the handler checks them (an unknown version is its own 400). */
   query?: Record<string, JsonSchema>;
+  /** Request headers it reads, as documented. */
+  headers?: Record<string, JsonSchema>;
   /** The request body's schema component, and whether it also comes as an HTML form. */
   body?: { component: string; form?: boolean };
-  response: {
-    description: string;
-    /** The body's schema component. */
-    component: string;
-    /** Answers carry `Cache-Control: no-store` (a token must never be cached). */
-    noStore?: boolean;
-  };
+  response: JsonResponse | FileResponse;
   /** The error statuses it answers. */
   errors: number[];
+}
+
+/** A JSON answer. */
+interface JsonResponse {
+  description: string;
+  /** The body's schema component. */
+  component: string;
+  /** Answers carry `Cache-Control: no-store` (a token must never be cached). */
+  noStore?: boolean;
+}
+
+/**
+ * A file, streamed: its bytes in `media` with Content-Length, Content-Disposition and `Cache-Control: private, no-store`;
+ * one byte range (`Range`) is answered 206 with Content-Range.
+ */
+interface FileResponse {
+  description: string;
+  media: string;
+  /** The 206 answer to a range. */
+  partial: string;
 }
 
 /** The contract's own addresses: the document (its reference page loads it) and the version list (deprecation links point at it). */
@@ -131,6 +160,43 @@ export const PLATFORM_ROUTES = platformRoutes([
     caller: "anyone",
     response: { description: "The metadata", component: "AuthorizationServerMetadata" },
     errors: [500],
+  },
+  {
+    operationId: "downloadExportFile",
+    method: "GET",
+    head: true,
+    path: exportFilePath("{id}"),
+    params: { id: { type: "string", format: "uuid", description: "The export's id" } },
+    tag: "Exports",
+    summary: "Download an export's file (extension to the contract)",
+    description:
+      "Extension to the contract. The gzip-compressed JSON Lines file of a completed export: one object per line, each the body its " +
+      "GET-by-id route answers in the export's `apiVersion`. Two ways in: with `Authorization: Bearer` (the Application's own exports on " +
+      "the token's store; the token needs the exported resource's read scope: orders:read, customers:read or catalog:read), or with no " +
+      "token by the signed link the export's `url` is, `expires` and `signature` in its query, until `expiresAt`. " +
+      "A link that is incomplete, altered, made for another export or expired is 403 FORBIDDEN (read the export again for a fresh one); " +
+      "another Application's or store's export, or one removed (EXPORT_RETENTION_HOURS after it ended), is 404; an export not completed " +
+      "yet is 409 CONFLICT. Resume a download with `Range`: one byte range is answered 206. HEAD answers the headers alone. " +
+      "A token request counts toward the rate limits as every route's does; a signed link's does not.",
+    first: false,
+    caller: "partnerOrLink",
+    scopes: [...new Set(Object.values(EXPORT_SCOPES))],
+    query: {
+      expires: { type: "string", pattern: "^[0-9]{1,12}$", description: "The signed link's expiry (unix seconds); without a token, required with `signature`" },
+      signature: { type: "string", description: "The signed link's signature; without a token, this and `expires` are the credential" },
+    },
+    headers: {
+      Range: {
+        type: "string",
+        description:
+          "One byte range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix length>`, to resume a download: answered 206 with " +
+          "Content-Range. Several ranges, or a value of another form, get the whole file (200). A range starting past the end is 400 " +
+          "INVALID_REQUEST with `Content-Range: bytes */<size>`.",
+        examples: ["bytes=1048576-"],
+      },
+    },
+    response: { description: "The whole file", media: "application/gzip", partial: "The byte range asked for" },
+    errors: [400, 401, 403, 404, 409, 429, 500, 503],
   },
   {
     operationId: "getOpenApiDocument",

@@ -19,10 +19,14 @@ import { buildCodeOpenApi } from "./openapi.js";
 import { VERSIONS_PATH } from "./platform-routes.js";
 import type { OpenApiDocument } from "./openapi-document.js";
 
-interface CompiledRoute {
-  route: AuthorizedRoute;
+/** A path template (`/public/v1/orders/{id}`) as the route matcher compares it: its pattern and its parameters' names. */
+export interface PathTemplate {
   pattern: RegExp;
   paramNames: string[];
+}
+
+interface CompiledRoute extends PathTemplate {
+  route: AuthorizedRoute;
   /** Literal segments in the template: among routes matching a path, the one with most wins. */
   literals: number;
   /** The operation waits on a network call, so no transaction may be held open around it. */
@@ -54,7 +58,8 @@ export type RouteMiddleware = (
   next: RouteNext,
 ) => Promise<RouteResult>;
 
-function compilePath(template: string): { pattern: RegExp; paramNames: string[] } {
+/** Compiles a path template; the route table's and the platform routes' (the HTTP adapter's) templates alike. */
+export function compilePath(template: string): PathTemplate {
   const paramNames: string[] = [];
   const source = template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_m, name: string) => {
     paramNames.push(name);
@@ -72,6 +77,17 @@ function decodeSegment(name: string, raw: string): string {
       { field: name, code: "INVALID_FORMAT", message: `\`${name}\` is not validly percent-encoded` },
     ]);
   }
+}
+
+/** The parameters the template's pattern matched, by name, decoded. */
+function paramsOf(paramNames: string[], values: string[]): Record<string, string> {
+  return Object.fromEntries(paramNames.map((n, i) => [n, decodeSegment(n, values[i])]));
+}
+
+/** The parameters of `pathname` under a compiled template, decoded; null when the path is not the template's. */
+export function matchPath({ pattern, paramNames }: PathTemplate, pathname: string): Record<string, string> | null {
+  const m = pattern.exec(pathname);
+  return m ? paramsOf(paramNames, m.slice(1)) : null;
 }
 
 /** What the router matched each response's request to, for the metrics label. */
@@ -150,7 +166,7 @@ export class RestRouter {
     const { found, allowed } = this.lookup(method, pathname);
     if (found) {
       const { compiled, values } = found;
-      return { compiled, params: Object.fromEntries(compiled.paramNames.map((n, i) => [n, decodeSegment(n, values[i])])) };
+      return { compiled, params: paramsOf(compiled.paramNames, values) };
     }
     if (allowed.length) {
       const allow = [...new Set(allowed)].join(", ");

@@ -1,9 +1,11 @@
 import { FIRST_API_VERSION } from "../../src/platform/versions.js";
 import { randomUUID } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import { SCOPES } from "../../src/platform/auth/scopes.js";
 import { emitEvent } from "../../src/platform/events/outbox.js";
 import { fanOutEvent } from "../../src/modules/webhooks/fan-out.js";
 import { createPortalLink } from "../../src/modules/admin/portal-links.js";
+import { exportLink } from "../../src/modules/exports/service.js";
 import type { TestApp } from "../helpers/app.js";
 import { createCatalog, createCustomer, createOrder, fakeAddress, type FixtureProduct } from "../helpers/fixtures.js";
 import { call, createTenant, getToken, type ApiResponse, type Tenant } from "../helpers/tenants.js";
@@ -28,6 +30,8 @@ export interface CaseContext {
 export interface CaseRun extends OperationInput {
   /** Bearer token for this run (default: the tenant's); null sends none that is valid. */
   token?: string | null;
+  /** Sends no Authorization at all, as a signed link is used (the Mesh, which always sends its bearer, is bypassed). */
+  anonymous?: true;
 }
 
 export interface ContractCase {
@@ -183,6 +187,47 @@ const forbiddenCase = (scope: string, run: Omit<CaseRun, "token"> = {}): Contrac
 });
 
 const unknownId = () => ({ id: randomUUID() });
+
+/**
+ * An export of the tenant's orders in the state `status`, recorded as the worker leaves it (a completed one with its
+ * gzip file in two chunks), so the file cases need no worker run.
+ */
+async function recordedExport(ctx: CaseContext, status: "completed" | "running" = "completed") {
+  const { db } = ctx.app.services;
+  const { id: applicationId } = await db.application.findUniqueOrThrow({ where: { clientId: ctx.tenant.clientId }, select: { id: true } });
+  const file = gzipSync(`${JSON.stringify({ id: randomUUID(), status: "PENDING" })}\n`);
+  const done = status === "completed";
+  const row = await db.export.create({
+    data: {
+      applicationId,
+      storeId: ctx.tenant.storeId,
+      resource: "orders",
+      apiVersion: FIRST_API_VERSION,
+      status,
+      ...(done ? { objectCount: 1, bytes: file.length, sequence: 1, completedAt: new Date(), removeAt: new Date(Date.now() + 3_600_000) } : {}),
+    },
+  });
+  if (done) {
+    const half = Math.floor(file.length / 2);
+    await db.exportChunk.createMany({
+      data: [
+        { exportId: row.id, position: 0, data: file.subarray(0, half) },
+        { exportId: row.id, position: 1, data: file.subarray(half) },
+      ],
+    });
+  }
+  return row;
+}
+
+/** The signed link of a completed export, as its `url` holds it: the query's `expires` and `signature`. */
+async function signedLink(ctx: CaseContext): Promise<{ id: string; expires: string; signature: string }> {
+  const { config, box } = ctx.app.services;
+  const row = await recordedExport(ctx);
+  const link = exportLink(config, box, row, Date.now());
+  if (!link) throw new Error("setup: a completed export has no link");
+  const query = new URL(link.url).searchParams;
+  return { id: row.id, expires: query.get("expires") ?? "", signature: query.get("signature") ?? "" };
+}
 
 export const CONTRACT_CASES: Record<string, ContractCase[]> = {
   createToken: [
@@ -977,6 +1022,31 @@ export const CONTRACT_CASES: Record<string, ContractCase[]> = {
         path: { id: expectStatus(await api<{ id: string }>(ctx, "POST", "/public/v1/exports", { resource: "orders" }), 202, "an export").id },
       }),
     },
+    { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId() }) },
+  ],
+  downloadExportFile: [
+    { name: "the whole file, with the token", run: async (ctx) => ({ path: { id: (await recordedExport(ctx)).id } }) },
+    {
+      name: "a byte range resumes the download (206)",
+      status: 206,
+      run: async (ctx) => ({ path: { id: (await recordedExport(ctx)).id }, headers: { Range: "bytes=4-" } }),
+    },
+    {
+      name: "by the signed link, without a token",
+      run: async (ctx) => {
+        const { id, expires, signature } = await signedLink(ctx);
+        return { path: { id }, query: { expires, signature }, anonymous: true };
+      },
+    },
+    {
+      name: "an altered signed link is 403",
+      status: 403,
+      run: async (ctx) => {
+        const { id, expires } = await signedLink(ctx);
+        return { path: { id }, query: { expires, signature: "altered" }, anonymous: true };
+      },
+    },
+    { name: "an export not completed yet is 409", status: 409, run: async (ctx) => ({ path: { id: (await recordedExport(ctx, "running")).id } }) },
     { name: "an unknown id is 404", status: 404, run: () => ({ path: unknownId() }) },
   ],
   getEventById: [

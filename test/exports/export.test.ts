@@ -245,6 +245,13 @@ describe("the link", () => {
     expect(part.status).toBe(206);
     expect(part.headers.get("content-range")).toBe(`bytes 10-4200/${whole.bytes.length}`);
     expect(part.bytes.equals(whole.bytes.subarray(10, 4201))).toBe(true);
+    // HEAD answers the GET's headers alone; another method is 405 naming both.
+    const head = await fetch(url.replace("http://api.test.local", app.baseUrl), { method: "HEAD" });
+    expect([head.status, head.headers.get("content-length"), (await head.arrayBuffer()).byteLength]).toEqual([200, String(whole.bytes.length), 0]);
+    const post = await fetch(url.replace("http://api.test.local", app.baseUrl), { method: "POST" });
+    expect([post.status, post.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
+    // The path's id is matched as the route table's parameters are: a malformed percent-escape is the caller's 400.
+    expect((await download(`${app.baseUrl}/public/v1/exports/%zz/file`)).status).toBe(400);
 
     const altered = new URL(url);
     const signature = altered.searchParams.get("signature") ?? "";
