@@ -26,9 +26,7 @@ import { SharedRedis } from "./platform/redis.js";
 import { registerWebhookMetrics } from "./modules/webhooks/metrics.js";
 import { closeDestinations } from "./modules/webhooks/destinations/registry.js";
 import { startTracing } from "./platform/tracing/start.js";
-import { schema } from "./graphql/schema.js";
-import { routes } from "./rest/routes.js";
-import { publicAnswers } from "./rest/answers.js";
+import { onFirstUse } from "./platform/answers.js";
 
 /** Connects to DATABASE_URL, or runs embedded PostgreSQL under DATA_DIR when it is not set. */
 export async function openDatabase(config: Config, log: Logger): Promise<{ url: string; stop: () => Promise<void> }> {
@@ -140,7 +138,14 @@ export async function startServices(config: Config, log: Logger, opts: { migrate
       pacer,
       streams,
       metrics,
-      answers: publicAnswers(schema, routes, config.publicBaseUrl),
+      answers: onFirstUse(async () => {
+        const [{ publicAnswers }, { schema }, { routes }] = await Promise.all([
+          import("./rest/answers.js"),
+          import("./graphql/schema.js"),
+          import("./rest/routes.js"),
+        ]);
+        return publicAnswers(schema, routes, config.publicBaseUrl);
+      }),
     };
     registerPlatformMetrics(metrics, services);
     registerWebhookMetrics(metrics, services);

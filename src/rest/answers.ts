@@ -24,7 +24,7 @@ export function publicAnswers(schema: GraphQLSchema, routes: Route[], baseUrl: s
       const data = await runDocument(schema, document, variables as Record<string, unknown>, ctx);
       return data as Result;
     },
-    render: (version, operationId, body) => {
+    render: async (version, operationId, body) => {
       let renderer = renderers.get(version);
       if (!renderer) {
         code ??= buildCodeOpenApi(routes, schema, baseUrl);

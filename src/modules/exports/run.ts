@@ -90,7 +90,8 @@ async function writeFile(
         do {
           const page = await plan.page(answers, ctx, cursor, since);
           objectCount += page.items.length;
-          if (page.items.length) yield `${page.items.map((item) => JSON.stringify(answers.render(apiVersion, plan.operationId, item))).join("\n")}\n`;
+          const bodies = await Promise.all(page.items.map((item) => answers.render(apiVersion, plan.operationId, item)));
+          if (bodies.length) yield `${bodies.map((body) => JSON.stringify(body)).join("\n")}\n`;
           cursor = page.next;
         } while (cursor !== null);
       }
