@@ -147,8 +147,14 @@ it("a worker SIGKILLed mid-sequence of an ordered endpoint loses and reorders no
 
   await died;
   expect(arrived()).toEqual(sequences.slice(0, 3));
-  // The new worker's crash recovery hands it the dead one's jobs (at its start or its next sweep, once they are past
-  // the grace period), and the in-flight attempt's lease ends.
+  // A new worker's crash recovery hands it the dead one's jobs once they are past the grace period, at its start or
+  // at its next sweep 5 s later: it starts once they are, so its first sweep finds them.
+  await waitFor("the dead worker's jobs past the grace period", async () => {
+    const { rows } = await app.services.pool.query<{ n: number }>(
+      "select count(*)::int as n from graphile_worker.jobs where locked_by is not null and locked_at < now() - interval '2 seconds'",
+    );
+    return rows[0].n > 0;
+  });
   const second = await spawnWorker();
   await waitFor(
     "all 10 delivered",
