@@ -43,8 +43,8 @@ with ev as (
 
 // The events and their fan_out_event jobs (same payload and job key as emitEvent's), one add_jobs call per tick: the
 // producer stands in for many API transactions, and 80 add_job calls per statement would make it, not the worker,
-// the limit on these 2 shared cores.
-const PRODUCE_EVENTS = `${INSERT_EVENTS}, jobs as (
+// the limit on these 2 shared cores. $1 how many, $2 the stores' ids, $3 the fan-out task.
+export const PRODUCE_EVENTS = `${INSERT_EVENTS}, jobs as (
   select count(*) from graphile_worker.add_jobs((
     select array_agg(row($3::text, json_build_object('eventId', id::text), null, null, null, 'fan_out:' || id, null, null)::graphile_worker.job_spec) from ev
   ))
@@ -103,11 +103,14 @@ interface Mark {
   databaseCpu: number;
 }
 
+/** Where deliveries are counted by event id: the receiver, or a consumer of a broker (destinations.ts). */
+export type Arrivals = Pick<Receiver, "firstArrival" | "duplicates">;
+
 const perDelivery = (seconds: number, deliveries: number) => (deliveries > 0 ? (seconds * 1000) / deliveries : Number.NaN);
 
-async function measure(
+export async function measure(
   ctx: BenchContext,
-  receiver: Receiver,
+  receiver: Arrivals,
   worker: Service,
   seconds: number,
   rate: number,
@@ -187,7 +190,7 @@ async function measure(
 const cpu = (worker: number, database: number) =>
   `worker CPU ${fmt.ms(worker)}${Number.isNaN(database) ? "" : `, database CPU ${fmt.ms(database)}`} per delivery`;
 
-const summary = (r: ThroughputRun, rate: number) => {
+export const summary = (r: ThroughputRun, rate: number) => {
   const drain =
     r.backlog === 0
       ? "none left at the end"

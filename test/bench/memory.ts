@@ -51,7 +51,7 @@ export async function benchMemory(ctx: BenchContext, clients: number, perClient:
 }
 
 /** The service's own processes (not the baselines'), by the names the bench starts them under. */
-const SERVICE_PROCESSES = ["api", "worker", "fairness-worker"];
+const SERVICE_PROCESSES = ["api", "worker", "fairness-worker", "destinations-worker"];
 const MB = (mib: number) => (mib * 2 ** 20) / 1e6;
 
 /**

@@ -25,6 +25,7 @@ import { benchMemory, peakRssVerdict } from "./memory.js";
 import { benchLimiter } from "./limiter.js";
 import { ABUSE_KINDS, benchFairness, type FairnessOptions } from "./fairness.js";
 import { benchExport } from "./export.js";
+import { benchDestinations } from "./destinations.js";
 
 /**
  * `npm run bench`: one run of every benchmark on this machine, side by side, in a few minutes. Builds a fresh
@@ -33,7 +34,7 @@ import { benchExport } from "./export.js";
  * its temporary directories go with it, also on Ctrl-C.
  *
  *   npm run bench -- --quick          smaller data set and shorter loads, to try the harness (not for figures)
- *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,tracing,memory,limiter,latency,throughput,fairness,export
+ *   npm run bench -- --only reads,deep,profile,feed,sequence,writes,tracing,memory,limiter,latency,throughput,destinations,fairness,export
  *   npm run bench -- --only reads --replica   also the reads on a streaming replica of the embedded database
  *   npm run bench -- --only reads,writes,throughput --before /tmp/before
  *                                     also another build (a checkout with its dist/ built, see prepare-before.sh) as a
@@ -60,6 +61,7 @@ const MODULES = [
   "limiter",
   "latency",
   "throughput",
+  "destinations",
   "fairness",
   "export",
 ] as const;
@@ -294,6 +296,8 @@ async function main(): Promise<void> {
       await receiver.close();
     }
   }
+  // After the delivery modules, whose worker is stopped by then: two workers would share the jobs.
+  if (wants("destinations")) results.push(await timed("destinations", () => benchDestinations(ctx, settings.seconds, deliveryRate)));
   if (wants("export")) results.push(await timed("export", () => benchExport(ctx)));
   // Last: the abuse may leave the API process larger, or gone, for any module after it.
   if (wants("fairness")) results.push(await timed("fairness", () => benchFairness(ctx, fairness)));
@@ -346,6 +350,7 @@ main()
         "api-profiled-list",
         "api-profiled-detail",
         "queue-baseline",
+        "destinations-worker",
       ]) {
         const text = await readFile(join(logDir, `${name}.log`), "utf8").catch(() => "");
         if (text) process.stderr.write(`--- last lines of ${name}.log\n${text.split("\n").slice(-15).join("\n")}\n`);

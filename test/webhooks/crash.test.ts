@@ -9,7 +9,10 @@ import { startWorker } from "../../workers/runner.js";
 import { destroyWebhookAgents } from "../../src/modules/webhooks/send.js";
 import { startReceiver, waitFor, type Receiver } from "./receiver.js";
 
-/** At-least-once across a crash: a worker process is SIGKILLed in the middle of a burst; nothing is lost. */
+/**
+ * At-least-once across a crash: a worker process is SIGKILLed in the middle of a burst, or of an ordered endpoint's
+ * sequence; nothing is lost, and the ordered endpoint sees nothing out of order.
+ */
 
 const BURST = 1000;
 
@@ -117,3 +120,51 @@ it("two workers sharing the queue send each attempt once", async () => {
     await Promise.all(workers.map((w) => w.stop()));
   }
 });
+
+it("a worker SIGKILLed mid-sequence of an ordered endpoint loses and reorders nothing", async () => {
+  const t = await createTenant(app);
+  const path = "/ordered-crash";
+  // Started while the endpoint and its events are set up: a worker process takes seconds to start.
+  const starting = spawnWorker();
+  const died = starting.then((victim) => once(victim, "exit"));
+  // The worker dies while the third event's request is in flight: sent, never answered, never recorded.
+  receiver.on(path, (_req, n) => {
+    if (n === 3) void starting.then((victim) => victim.kill("SIGKILL"));
+    return { delayMs: 100 };
+  });
+  const res = await call<{ id: string }>(app, "POST", "/public/v1/webhooks", {
+    token: t.token,
+    body: { url: receiver.url(path), events: ["order.created"], ordering: "store", rateLimit: 10_000 },
+  });
+  expect(res.status).toBe(201);
+  // One transaction: the sequences are known before any delivery can start.
+  const sequences = await app.services.db.$transaction(async (tx) => {
+    const out: number[] = [];
+    for (let i = 0; i < 10; i++) out.push(Number((await emitEvent(tx, t.storeId, "order.created", orderCreatedData())).sequence));
+    return out;
+  });
+  const arrived = () => receiver.requests(path).map((r) => (JSON.parse(r.body) as { sequence: number }).sequence);
+
+  await died;
+  expect(arrived()).toEqual(sequences.slice(0, 3));
+  // A new worker's crash recovery hands it the dead one's jobs once they are past the grace period, at its start or
+  // at its next sweep 5 s later: it starts once they are, so its first sweep finds them.
+  await waitFor("the dead worker's jobs past the grace period", async () => {
+    const { rows } = await app.services.pool.query<{ n: number }>(
+      "select count(*)::int as n from graphile_worker.jobs where locked_by is not null and locked_at < now() - interval '2 seconds'",
+    );
+    return rows[0].n > 0;
+  });
+  const second = await spawnWorker();
+  await waitFor(
+    "all 10 delivered",
+    async () => (await app.services.db.webhookDelivery.count({ where: { endpointId: res.body.id, status: "DELIVERED" } })) === 10,
+    20_000,
+  );
+  // The attempt in flight when the worker died is sent again (at-least-once), and before anything later: the
+  // arrivals, each run of repeats taken once, are the sequence exactly.
+  expect(arrived().filter((s, i, all) => i === 0 || all[i - 1] !== s)).toEqual(sequences);
+  expect(arrived().filter((s) => s === sequences[2])).toHaveLength(2);
+  second.kill("SIGTERM");
+  await once(second, "exit");
+}, 30_000);
